@@ -1,0 +1,156 @@
+"""Fold provider stream events into an :class:`AssistantMessage` (pure; no I/O).
+
+:class:`Accumulator` keeps one partial message and updates it in place as events arrive, so the
+loop can show the partial on every ``message_update`` without copying. :func:`accumulate` folds a
+whole event sequence. Content blocks are addressed by ``content_index``: a block starts at the end
+of the content list, and deltas go to a started block of the same kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .errors import StreamProtocolError
+from .events import (
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    StreamEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from .messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, parse_arguments
+
+
+class Accumulator:
+    """Builds one assistant message from its stream events.
+
+    Args:
+        timestamp: the timestamp to stamp on the message (injected by the loop's clock).
+    """
+
+    __slots__ = ("message", "started", "finished", "_fragments")
+
+    def __init__(self, *, timestamp: int = 0) -> None:
+        self.message = AssistantMessage(timestamp=timestamp)
+        self.started = False
+        self.finished = False
+        self._fragments: dict[int, list[str]] = {}
+
+    def feed(self, event: StreamEvent) -> None:
+        """Apply one event. Raises :class:`StreamProtocolError` on an event that breaks the
+        contract (a delta for a block that was never started, anything after the end)."""
+        if self.finished:
+            raise StreamProtocolError(f"stream event {event.type!r} arrived after the terminal event")
+        t = type(event)
+        msg = self.message
+        content = msg.content
+        if t is TextDeltaEvent:
+            self._block(event.content_index, TextContent).text += event.delta
+        elif t is ToolCallDeltaEvent:
+            self._block(event.content_index, ToolCall)
+            self._fragments[event.content_index].append(event.delta)
+        elif t is ThinkingDeltaEvent:
+            self._block(event.content_index, ThinkingContent).thinking += event.delta
+        elif t is StartEvent:
+            self.started = True
+            msg.api, msg.provider, msg.model = event.api, event.provider, event.model
+            msg.response_id = event.response_id
+        elif t is TextStartEvent:
+            self._check_new(event.content_index)
+            content.append(TextContent(text=""))
+        elif t is ThinkingStartEvent:
+            self._check_new(event.content_index)
+            content.append(ThinkingContent(thinking="", redacted=event.redacted))
+        elif t is ToolCallStartEvent:
+            self._check_new(event.content_index)
+            content.append(ToolCall(id=event.id, name=event.name, arguments={}))
+            self._fragments[event.content_index] = []
+        elif t is TextEndEvent:
+            block = self._block(event.content_index, TextContent)
+            if event.text_signature is not None:
+                block.text_signature = event.text_signature
+        elif t is ThinkingEndEvent:
+            block = self._block(event.content_index, ThinkingContent)
+            if event.thinking_signature is not None:
+                block.thinking_signature = event.thinking_signature
+        elif t is ToolCallEndEvent:
+            self._end_tool_call(event)
+        elif t is DoneEvent:
+            self._close_open_calls()
+            self.finished = True
+            if event.message is not None:
+                self._replace(event.message)
+                return
+            msg.stop_reason = event.reason
+            if event.usage is not None:
+                msg.usage = event.usage
+        elif t is ErrorEvent:
+            self._close_open_calls()
+            self.finished = True
+            if event.message is not None:
+                self._replace(event.message)
+            msg = self.message
+            msg.stop_reason = event.reason
+            msg.error_message = event.error_message or msg.error_message or event.reason
+            msg.error_type = event.error_type or msg.error_type
+            if event.usage is not None:
+                msg.usage = event.usage
+        else:
+            raise StreamProtocolError(f"not a stream event: {event!r}")
+
+    def _replace(self, final: AssistantMessage) -> None:
+        if not final.timestamp:
+            final.timestamp = self.message.timestamp
+        self.message = final
+
+    def _check_new(self, index: int) -> None:
+        if index != len(self.message.content):
+            raise StreamProtocolError(
+                f"block started at content_index {index}, but the message has {len(self.message.content)} blocks "
+                "(blocks start in order at the end of the content)"
+            )
+
+    def _block(self, index: int, kind: type):
+        content = self.message.content
+        if not 0 <= index < len(content) or type(content[index]) is not kind:
+            raise StreamProtocolError(f"event for a {kind.__name__} at content_index {index}, which was never started")
+        return content[index]
+
+    def _end_tool_call(self, event: ToolCallEndEvent) -> None:
+        index = event.content_index
+        if event.tool_call is not None:
+            if index == len(self.message.content):
+                self.message.content.append(event.tool_call)
+            else:
+                self._block(index, ToolCall)
+                self.message.content[index] = event.tool_call
+            self._fragments.pop(index, None)
+            return
+        block = self._block(index, ToolCall)
+        fragments = self._fragments.pop(index, None)
+        if fragments is not None:
+            block.arguments, block.raw_arguments = parse_arguments("".join(fragments))
+        if event.thought_signature is not None:
+            block.thought_signature = event.thought_signature
+
+    def _close_open_calls(self) -> None:
+        for index, fragments in list(self._fragments.items()):
+            block = self.message.content[index]
+            block.arguments, block.raw_arguments = parse_arguments("".join(fragments))
+        self._fragments.clear()
+
+
+def accumulate(events: Iterable[StreamEvent], *, timestamp: int = 0) -> AssistantMessage:
+    """Fold a complete event sequence into the final message."""
+    acc = Accumulator(timestamp=timestamp)
+    for event in events:
+        acc.feed(event)
+    return acc.message

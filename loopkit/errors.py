@@ -1,0 +1,171 @@
+"""loopkit's exceptions: one root, :class:`LoopkitError`, and a typed subclass per failure.
+
+Every message says what was wrong and where (file and line, cassette and field, call number), and
+where it helps, what to do next.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class LoopkitError(Exception):
+    """Root of every error loopkit raises on purpose."""
+
+
+class UsageError(LoopkitError, ValueError):
+    """loopkit was called with arguments it cannot accept."""
+
+
+class ToolDefinitionError(UsageError):
+    """A tool could not be built: no name, a bad JSON Schema, an unsupported form."""
+
+
+class ScriptError(LoopkitError):
+    """A Script is malformed, or was consumed in a way it cannot answer."""
+
+
+class ScriptExhausted(ScriptError):
+    """A fake provider or simulator was asked for more model calls than its script holds."""
+
+    def __init__(self, message: str, *, call_number: int, turns: int) -> None:
+        super().__init__(message)
+        self.call_number = call_number
+        self.turns = turns
+
+
+class IncompleteScript(ScriptError, AssertionError):
+    """``assert_complete()`` found turns that were never used."""
+
+
+class StreamProtocolError(LoopkitError):
+    """A provider's stream broke the event contract (deltas for a block that never started, an
+    event of an unknown type, events after the terminal one)."""
+
+
+class WireError(LoopkitError):
+    """Bytes on the wire could not be decoded (bad SSE, bad JSON, bad event-stream frame)."""
+
+
+class ProviderError(LoopkitError):
+    """A provider answered with an error, over HTTP or in the middle of a stream.
+
+    Args:
+        message: the provider's error message.
+        status: the HTTP status, or None for an error that arrived inside a stream.
+        error_type: the provider's own error type (``rate_limit_error``, ``RESOURCE_EXHAUSTED``,
+            ``ThrottlingException`` ...).
+        retry_after: seconds the provider asked to wait, from headers or the body.
+        provider: which wire protocol raised it.
+        body: the decoded error body, when there was one.
+    """
+
+    retryable_default = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        error_type: str | None = None,
+        retry_after: float | None = None,
+        provider: str | None = None,
+        body: Any = None,
+        retryable: bool | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.error_type = error_type
+        self.retry_after = retry_after
+        self.provider = provider
+        self.body = body
+        self.retryable = self.retryable_default if retryable is None else retryable
+
+    def __str__(self) -> str:
+        parts = []
+        if self.provider:
+            parts.append(self.provider)
+        if self.status is not None:
+            parts.append(str(self.status))
+        if self.error_type:
+            parts.append(self.error_type)
+        prefix = " ".join(parts)
+        return f"{prefix}: {self.message}" if prefix else self.message
+
+
+class BadRequestError(ProviderError):
+    """400 (and 422): the request was malformed or unsupported."""
+
+
+class AuthenticationError(ProviderError):
+    """401: missing or wrong credentials."""
+
+
+class PermissionDeniedError(ProviderError):
+    """403: the credentials may not do this."""
+
+
+class NotFoundError(ProviderError):
+    """404: unknown model or path."""
+
+
+class RateLimitError(ProviderError):
+    """429: too many requests or tokens; retryable."""
+
+    retryable_default = True
+
+
+class ServerError(ProviderError):
+    """5xx: the provider failed; retryable."""
+
+    retryable_default = True
+
+
+class OverloadedError(ServerError):
+    """Anthropic's 529 and other overload signals; retryable."""
+
+
+class StreamError(ProviderError):
+    """An error event arrived in the middle of a stream."""
+
+
+class ConnectionClosedError(ProviderError):
+    """The connection closed before the stream finished (a truncated stream)."""
+
+    retryable_default = True
+
+
+def error_class_for_status(status: int) -> type[ProviderError]:
+    """The ProviderError subclass for an HTTP status."""
+    if status in (400, 413, 422):
+        return BadRequestError
+    if status == 401:
+        return AuthenticationError
+    if status == 403:
+        return PermissionDeniedError
+    if status == 404:
+        return NotFoundError
+    if status == 429:
+        return RateLimitError
+    if status == 529:
+        return OverloadedError
+    if status >= 500:
+        return ServerError
+    return ProviderError
+
+
+class ReplayError(LoopkitError):
+    """A cassette could not be replayed."""
+
+
+class CassetteError(ReplayError):
+    """A cassette file is malformed, from a future format version, or still holds a secret."""
+
+
+class NoMatchingInteraction(ReplayError):
+    """A request matched no recorded interaction."""
+
+
+class ScenarioError(LoopkitError):
+    """A scenario file is malformed; the message names file, line and column."""

@@ -1,0 +1,168 @@
+"""The Provider seam: what the loop asks a model (:class:`ModelRequest`) and how it answers.
+
+A provider is anything with ``stream(request)`` (an iterator of stream events) and
+``astream(request)`` (an async iterator). :class:`BaseProvider` derives whichever one a subclass
+does not write. Adapters, fakes, recorders and replayers all implement this one seam.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
+
+from .events import StreamEvent
+from .messages import Message
+
+ToolChoice: TypeAlias = Literal["auto", "required", "none"] | Mapping[str, Any] | None
+"""``"auto" | "required" | "none" | {"type": "function", "name": X}``, or None to omit it."""
+
+
+def forced_tool_name(choice: ToolChoice) -> str | None:
+    """The tool name of a forced-function choice, else None."""
+    if isinstance(choice, Mapping):
+        name = choice.get("name")
+        if name is None and isinstance(choice.get("function"), Mapping):
+            name = choice["function"].get("name")
+        return name if isinstance(name, str) else None
+    return None
+
+
+@dataclass(slots=True, kw_only=True, frozen=True)
+class ToolSpec:
+    """A tool as the model sees it: name, description and the JSON Schema of its arguments."""
+
+    name: str
+    description: str = ""
+    parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+
+
+class AbortSignal:
+    """A thread-safe flag a caller sets to stop a run; providers and tools may poll it."""
+
+    __slots__ = ("_event", "reason")
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self.reason: str | None = None
+
+    def abort(self, reason: str | None = None) -> None:
+        self.reason = reason
+        self._event.set()
+
+    @property
+    def aborted(self) -> bool:
+        return self._event.is_set()
+
+    def __bool__(self) -> bool:  # pragma: no cover - guard against `if signal:` mistakes
+        raise TypeError("use signal.aborted, not the truth value of an AbortSignal")
+
+
+class ModelRequest:
+    """One model call as the loop makes it.
+
+    ``messages`` is the whole history sent on this call. The loop hands out a view of its
+    append-only history, so building a request costs O(1) however long the run is; reading
+    ``messages`` gives a list (a fresh copy each time).
+    """
+
+    __slots__ = ("_history", "_count", "tools", "tool_choice", "parallel_tool_calls", "model", "system", "abort_signal", "call_number")
+
+    def __init__(
+        self,
+        messages: Sequence[Message] = (),
+        *,
+        tools: Sequence[ToolSpec] = (),
+        tool_choice: ToolChoice = None,
+        parallel_tool_calls: bool | None = None,
+        model: str | None = None,
+        system: str | None = None,
+        abort_signal: AbortSignal | None = None,
+        call_number: int = 1,
+        _count: int | None = None,
+    ) -> None:
+        self._history = messages if _count is not None else list(messages)
+        self._count = len(self._history) if _count is None else _count
+        self.tools = tuple(tools)
+        self.tool_choice = tool_choice
+        self.parallel_tool_calls = parallel_tool_calls
+        self.model = model
+        self.system = system
+        self.abort_signal = abort_signal
+        self.call_number = call_number
+
+    @property
+    def messages(self) -> list[Message]:
+        h = self._history
+        return h[: self._count] if isinstance(h, list) else list(h)[: self._count]
+
+    def iter_messages(self) -> Iterator[Message]:
+        """The messages without copying the list."""
+        h = self._history
+        for i in range(self._count):
+            yield h[i]
+
+    @property
+    def tool_names(self) -> list[str]:
+        return [t.name for t in self.tools]
+
+    def __repr__(self) -> str:
+        return (
+            f"ModelRequest(call_number={self.call_number}, messages=<{self._count}>, tools={self.tool_names}, "
+            f"tool_choice={self.tool_choice!r}, parallel_tool_calls={self.parallel_tool_calls!r}, model={self.model!r})"
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ModelRequest):
+            return NotImplemented
+        return (
+            self.messages == other.messages
+            and self.tools == other.tools
+            and self.tool_choice == other.tool_choice
+            and self.parallel_tool_calls == other.parallel_tool_calls
+            and self.model == other.model
+            and self.system == other.system
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """Anything that answers a :class:`ModelRequest` with stream events."""
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]: ...
+
+    def astream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
+
+
+class BaseProvider:
+    """Implement ``stream`` or ``astream``; this class derives the other one."""
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        if type(self).astream is BaseProvider.astream:
+            raise NotImplementedError(f"{type(self).__name__} implements neither stream() nor astream()")
+        return _sync_iter(self.astream(request))
+
+    async def astream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        if type(self).stream is BaseProvider.stream:
+            raise NotImplementedError(f"{type(self).__name__} implements neither stream() nor astream()")
+        for event in self.stream(request):
+            yield event
+
+
+def _sync_iter(agen: AsyncIterator[StreamEvent]) -> Iterator[StreamEvent]:
+    loop = asyncio.new_event_loop()
+    try:
+        while True:
+            try:
+                yield loop.run_until_complete(agen.__anext__())
+            except StopAsyncIteration:
+                return
+    finally:
+        aclose = getattr(agen, "aclose", None)
+        if aclose is not None:
+            loop.run_until_complete(aclose())
+        loop.close()
