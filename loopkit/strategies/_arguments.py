@@ -67,33 +67,39 @@ def violations(schema: JSONSchema, *, rules: Collection[str] | None = None) -> s
         raise UsageError(f"violations(rules=...) got unknown rule(s) {sorted(unknown)}; choose from {', '.join(RULES)}")
     if not chosen:
         raise UsageError("violations(rules=...) is empty; pass None for every rule, or name at least one")
+    return _violations(schema, chosen, root_type=True, where="" if rules is None else f" among the rules {sorted(chosen)}")
+
+
+def object_violations(schema: JSONSchema) -> st.SearchStrategy[Violation]:
+    """Violations of an object schema that are still objects: what a model sends when it gets the
+    arguments wrong but the JSON right (a non-object is a different kind of mistake)."""
+    return _violations(schema, frozenset(RULES), root_type=False, where=" that keeps the value an object")
+
+
+def _violations(schema: JSONSchema, chosen: frozenset[str], *, root_type: bool, where: str) -> st.SearchStrategy[Violation]:
     compiler = SchemaCompiler(schema)
-    if not _breakable(compiler, compiler.root, chosen, set()):
-        only = "" if rules is None else f" among the rules {sorted(chosen)}"
+    if not _breakable(Mutator(compiler, chosen), compiler.root, set(), root_type):
         raise UsageError(
-            f"schema {schema!r} has no rule loopkit can break on its own{only}: it accepts (nearly) any value, "
+            f"schema {schema!r} has no rule loopkit can break on its own{where}: it accepts (nearly) any value, "
             "or every rule sits under anyOf/oneOf/not; give it a 'type', 'required' or bounds, or use arguments(valid=True)"
         )
-    return violations_strategy(compiler, chosen)
+    return violations_strategy(compiler, chosen, root_type=root_type)
 
 
-def _breakable(compiler: SchemaCompiler, schema: JSONSchema, rules: frozenset[str], seen: set[int]) -> bool:
-    """Whether some plain node reachable from ``schema`` holds a keyword among ``rules``."""
-    node = Mutator(compiler, rules).plain(schema, {})
+def _breakable(mutator: Mutator, schema: JSONSchema, seen: set[int], scalars: bool = True) -> bool:
+    """Whether some plain node reachable from ``schema`` holds a keyword the mutator may break."""
+    node = mutator.plain(schema, {})
     if node is None or id(schema) in seen:
         return False
     seen.add(id(schema))
-    here = set(node) & rules
+    here = set(node) & mutator.rules
+    if not scalars:
+        here &= {"required", "additionalProperties", "minItems", "maxItems", "uniqueItems"}
     if node.get("additionalProperties", True) is not False:
         here.discard("additionalProperties")
-    if node.get("uniqueItems") is not True:
-        here.discard("uniqueItems")
-    if not node.get("minItems"):
-        here.discard("minItems")
-    if not node.get("minLength"):
-        here.discard("minLength")
-    if not node.get("required"):
-        here.discard("required")
+    for rule in ("uniqueItems", "minItems", "minLength", "required"):
+        if not node.get(rule):
+            here.discard(rule)
     if here:
         return True
     children: list[Any] = list(node.get("properties", {}).values())
@@ -102,7 +108,7 @@ def _breakable(compiler: SchemaCompiler, schema: JSONSchema, rules: frozenset[st
     children += node.get("prefixItems", [])
     extra = node.get("additionalProperties")
     children += [extra] if isinstance(extra, Mapping) else []
-    return any(_breakable(compiler, c, rules, seen) for c in children if not isinstance(c, bool))
+    return any(_breakable(mutator, c, seen) for c in children if not isinstance(c, bool))
 
 
 __all__ = ["RULES", "Violation", "arguments", "violations"]

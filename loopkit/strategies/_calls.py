@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from ..errors import UsageError
 from ..messages import ToolCall
 from ..script import ScriptedCall
-from ._arguments import arguments, violations
-from ._schema import JSONSchema
+from ._arguments import arguments, object_violations
+from ._schema import JSONSchema, merge, validator_for
 
 CALL_KINDS: tuple[str, ...] = (
     "valid", "unknown_name", "empty_name", "broken_json", "non_object", "schema_violation",
@@ -60,9 +60,11 @@ def _prepare(tools: Iterable[Any], malformed: bool, min_size: int, max_size: int
     if min_size < 0 or max_size < min_size:
         raise UsageError(f"{fn}(min_size={min_size}, max_size={max_size}): need 0 <= min_size <= max_size")
     specs = []
-    for name, schema in tool_specs(tools):
+    for name, declared in tool_specs(tools):
         try:
-            invalid: st.SearchStrategy[Any] | None = violations(schema).map(lambda v: v.value)
+            validator_for(declared)
+            schema, _ = merge(declared, {"type": "object"})  # arguments are an object, whatever the schema allows
+            invalid: st.SearchStrategy[Any] | None = object_violations(schema).map(lambda v: v.value)
         except UsageError as exc:
             if "no rule" not in str(exc):
                 raise UsageError(f"{fn}(): tool {name!r}: {exc}") from None

@@ -56,13 +56,13 @@ def chunkings(data: T, *, min_chunks: int = 1, max_chunks: int | None = None) ->
     if not isinstance(data, (bytes, str)):
         raise UsageError(f"chunkings(data) takes bytes or str, got {type(data).__name__}; encode the stream first")
     n = len(data)
-    hi = n if max_chunks is None else max_chunks
-    if min_chunks < 1 or hi < min_chunks:
+    if min_chunks < 1 or (max_chunks is not None and max_chunks < min_chunks):
         raise UsageError(f"chunkings(min_chunks={min_chunks}, max_chunks={max_chunks}): need 1 <= min_chunks <= max_chunks")
     if n == 0:
         return st.just([])
     if min_chunks > n:
         raise UsageError(f"chunkings(min_chunks={min_chunks}) asks for more pieces than the {n} bytes of data allow")
+    hi = n if max_chunks is None else max_chunks
     hi = min(hi, n)
     awkward = _awkward_cuts(data)
     cut = st.integers(min_value=1, max_value=n - 1) if n > 1 else st.nothing()

@@ -20,8 +20,9 @@ from ..messages import (
 )
 from ..script import ScriptedCall, Turn
 
-_NAMES = st.from_regex(r"\A[a-z][a-z0-9_]{0,15}\Z")
-_IDS = st.from_regex(r"\Acall_[a-z0-9]{4,10}\Z")
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_NAMES = st.tuples(st.sampled_from(_LOWER), st.text(_LOWER + "0123456789_", max_size=15)).map("".join)
+_IDS = st.text(_LOWER + "0123456789", min_size=4, max_size=10).map(lambda s: f"call_{s}")
 _JSON_OBJECTS = st.dictionaries(st.text(max_size=8), st.none() | st.booleans() | st.integers() | st.text(max_size=20), max_size=4)
 _COUNTS = st.integers(min_value=0, max_value=1_000_000)
 
@@ -30,7 +31,7 @@ def message_strategies() -> dict[type, st.SearchStrategy[Any]]:
     """A strategy for each message type (the values ``st.from_type`` gives once registered)."""
     text = st.builds(TextContent, text=st.text(max_size=40))
     thinking = st.builds(ThinkingContent, thinking=st.text(max_size=40), thinking_signature=st.none() | st.text(max_size=10))
-    image = st.builds(ImageContent, data=st.from_regex(r"\A[A-Za-z0-9+/]{0,16}\Z"), mime_type=st.sampled_from(["image/png", "image/jpeg"]))
+    image = st.builds(ImageContent, data=st.text(_LOWER + _LOWER.upper() + "0123456789+/", max_size=16), mime_type=st.sampled_from(["image/png", "image/jpeg"]))
     call = st.builds(ToolCall, id=_IDS, name=_NAMES, arguments=_JSON_OBJECTS)
     cost = st.builds(UsageCost, **{f: st.floats(0, 10, allow_nan=False) for f in ("input", "output", "cache_read", "cache_write", "total")})
     usage = st.builds(Usage, input=_COUNTS, output=_COUNTS, cache_read=_COUNTS, cache_write=_COUNTS, total_tokens=_COUNTS, cost=cost)

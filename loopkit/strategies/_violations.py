@@ -77,9 +77,10 @@ def _set(value: Any, path: Path, new: Any) -> Any:
 class Mutator:
     """Finds mutation sites in a valid value and the operators that apply at each."""
 
-    def __init__(self, compiler: SchemaCompiler, rules: frozenset[str]) -> None:
+    def __init__(self, compiler: SchemaCompiler, rules: frozenset[str], *, root_type: bool = True) -> None:
         self.c = compiler
         self.rules = rules
+        self.root_type = root_type  # False: leave the root's own scalar rules alone (keep an object an object)
         self._plain: dict[int, tuple[JSONSchema, Mapping[str, Any] | None, Mapping[str, Any] | None]] = {}
 
     def plain(self, schema: JSONSchema, guards: Guards | None = None, path: Path = ()) -> Mapping[str, Any] | None:
@@ -123,7 +124,8 @@ class Mutator:
         node = self.plain(schema, guards, path)
         if node is None:
             return
-        yield from self._scalar_ops(node, value, path, unique_ancestor)
+        if path or self.root_type:
+            yield from self._scalar_ops(node, value, path, unique_ancestor)
         if isinstance(value, dict) and "object" in kw.infer_types(node):
             yield from self._object_ops(node, value, path, unique_ancestor, guards)
         if isinstance(value, list) and "array" in kw.infer_types(node):
@@ -301,9 +303,9 @@ def _grow_op(mutator: Mutator, rest: JSONSchema, value: list[Any], n: int, uniqu
     return op
 
 
-def violations_strategy(compiler: SchemaCompiler, rules: frozenset[str]) -> st.SearchStrategy[Violation]:
+def violations_strategy(compiler: SchemaCompiler, rules: frozenset[str], *, root_type: bool = True) -> st.SearchStrategy[Violation]:
     """The strategy behind :func:`loopkit.strategies.violations`."""
-    mutator = Mutator(compiler, rules)
+    mutator = Mutator(compiler, rules, root_type=root_type)
     valid = compiler.strategy(compiler.root)
 
     @st.composite
