@@ -1,0 +1,60 @@
+"""The Bedrock adapter over real HTTP: loopkit's httpx client against the simulator on 127.0.0.1."""
+
+from __future__ import annotations
+
+import pytest
+
+import simulators
+from loopkit.accumulate import accumulate
+from loopkit.errors import ConnectionClosedError, RateLimitError
+from loopkit.messages import TextContent, ToolCall, ToolResultMessage, user
+from loopkit.provider import ModelRequest, ToolSpec
+from loopkit.providers.bedrock import BedrockProvider
+from loopkit.retry import RetryPolicy
+from loopkit.script import HttpFault, MidStreamError, Truncate, Turn, call
+
+ADD = ToolSpec(name="add", parameters={"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}})
+
+
+def provider_for(sim, sleeps, *, stream=True):
+    return BedrockProvider(
+        model="anthropic.claude-sonnet-4-v1:0", api_key="k", base_url=sim.url, stream=stream, retry=RetryPolicy(max_retries=2, sleep=sleeps.append)
+    )
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_tool_round_trip_with_a_throttle_over_a_socket(stream):
+    script = [
+        Turn(faults=[HttpFault(status=429, retry_after=0.25)]),
+        Turn(text="Adding.", tool_calls=[call("add", {"a": 1, "b": 2}, id="tooluse_h1"), call("add", {"a": 3, "b": 4}, id="tooluse_h2")]),
+        Turn(text="3 and 7."),
+    ]
+    sleeps: list[float] = []
+    with simulators.serve("bedrock", script) as sim:
+        provider = provider_for(sim, sleeps, stream=stream)
+        first = accumulate(provider.stream(ModelRequest([user("sums?")], tools=[ADD], tool_choice="required")))
+        results = [ToolResultMessage(tool_call_id=c.id, tool_name="add", content=[TextContent(text=t)]) for c, t in zip(first.tool_calls, ("3", "7"))]
+        final = accumulate(provider.stream(ModelRequest([user("sums?"), first, *results], tools=[ADD])))
+        sim.assert_complete()
+        bodies = [r.json for r in sim.requests]
+    assert first.tool_calls == [ToolCall(id="tooluse_h1", name="add", arguments={"a": 1, "b": 2}), ToolCall(id="tooluse_h2", name="add", arguments={"a": 3, "b": 4})]
+    assert final.text == "3 and 7." and final.stop_reason == "stop"
+    assert sleeps == [0.25] and provider.attempts == [2, 1]
+    assert bodies[0] == bodies[1] and bodies[1]["toolConfig"]["toolChoice"] == {"any": {}}
+    assert [len(m["content"]) for m in bodies[2]["messages"]] == [1, 3, 2]
+
+
+def test_truncated_socket_and_mid_stream_throttle():
+    script = [
+        Turn(text="abcdefghijklmnopqrstuvwxyz", faults=[Truncate(after=4)]),
+        Turn(text="abcdefghijklmnopqrstuvwxyz", faults=[MidStreamError(after=4, error_type="throttlingException", message="slow")]),
+    ]
+    sleeps: list[float] = []
+    with simulators.serve("bedrock", script) as sim:
+        provider = provider_for(sim, sleeps)
+        with pytest.raises(ConnectionClosedError):
+            list(provider.stream(ModelRequest([user("hi")])))
+        with pytest.raises(RateLimitError, match="slow"):
+            list(provider.stream(ModelRequest([user("hi")])))
+        sim.assert_complete()
+    assert sleeps == []
