@@ -211,38 +211,55 @@ def _decode_from(buf: bytes | bytearray, base: int) -> tuple[list[Message], int]
                 offset=base + pos,
             )
         headers_end = pos + PRELUDE_LENGTH + hlen
-        headers = _decode_headers(buf, pos + PRELUDE_LENGTH, headers_end, base, pos) if hlen else {}
+        if hlen:
+            # Header blocks repeat (one per event type in a Bedrock stream): parse each once.
+            block = bytes(buf[pos + PRELUDE_LENGTH : headers_end])
+            cached = _HEADER_CACHE.get(block)
+            if cached is None:
+                cached = _decode_headers(block, base + pos)
+                if len(_HEADER_CACHE) < _HEADER_CACHE_SIZE:
+                    _HEADER_CACHE[block] = cached
+            headers = dict(cached)
+        else:
+            headers = {}
         out.append(Message(headers, bytes(buf[headers_end:body_end])))
         pos = end
     return out, pos
 
 
-def _decode_headers(buf: bytes | bytearray, pos: int, end: int, base: int, message_pos: int) -> dict[str, HeaderValue]:
+_HEADER_CACHE: dict[bytes, dict[str, HeaderValue]] = {}
+_HEADER_CACHE_SIZE = 512
+
+
+def _decode_headers(buf: bytes, offset: int) -> dict[str, HeaderValue]:
+    """Parse a whole header block; ``offset`` is the stream offset of its message (for errors)."""
     headers: dict[str, HeaderValue] = {}
+    pos = 0
+    end = len(buf)
     while pos < end:
         start = pos
         name_end = pos + 1 + buf[pos]
         if name_end >= end:  # the name and at least the type byte must fit
-            raise _header_error("header name runs past the header block", start, base, message_pos)
+            raise _header_error("header name runs past the header block", start, offset)
         try:
             name = buf[pos + 1 : name_end].decode("utf-8")
         except UnicodeDecodeError:
-            raise _header_error("header name is not UTF-8", start, base, message_pos) from None
+            raise _header_error("header name is not UTF-8", start, offset) from None
         kind = buf[name_end]
         pos = name_end + 1
         value: HeaderValue
         if kind == 7 or kind == 6:
             if pos + 2 > end:
-                raise _header_error(f"header {name!r}: value length runs past the header block", start, base, message_pos)
+                raise _header_error(f"header {name!r}: value length runs past the header block", start, offset)
             vend = pos + 2 + _U16.unpack_from(buf, pos)[0]
             if vend > end:
-                raise _header_error(f"header {name!r}: value runs past the header block", start, base, message_pos)
+                raise _header_error(f"header {name!r}: value runs past the header block", start, offset)
             raw = bytes(buf[pos + 2 : vend])
             if kind == 7:
                 try:
                     value = raw.decode("utf-8")
                 except UnicodeDecodeError:
-                    raise _header_error(f"header {name!r}: string value is not UTF-8", start, base, message_pos) from None
+                    raise _header_error(f"header {name!r}: string value is not UTF-8", start, offset) from None
             else:
                 value = raw
             pos = vend
@@ -251,20 +268,21 @@ def _decode_headers(buf: bytes | bytearray, pos: int, end: int, base: int, messa
         else:
             spec = _FIXED.get(kind)
             if spec is None:
-                raise _header_error(f"header {name!r}: unknown value type {kind}", start, base, message_pos)
+                raise _header_error(f"header {name!r}: unknown value type {kind}", start, offset)
             size, decode_value = spec
             if pos + size > end:
-                raise _header_error(f"header {name!r}: value runs past the header block", start, base, message_pos)
+                raise _header_error(f"header {name!r}: value runs past the header block", start, offset)
             value = decode_value(buf, pos)
             pos += size
         if name in headers:
-            raise _header_error(f"duplicate header {name!r}", start, base, message_pos)
+            raise _header_error(f"duplicate header {name!r}", start, offset)
         headers[name] = value
     return headers
 
 
-def _header_error(what: str, header_pos: int, base: int, message_pos: int) -> EventStreamHeaderError:
-    return EventStreamHeaderError(f"{what} (header at byte {base + header_pos})", offset=base + message_pos)
+def _header_error(what: str, block_pos: int, offset: int) -> EventStreamHeaderError:
+    at = offset + PRELUDE_LENGTH + block_pos
+    return EventStreamHeaderError(f"{what} (header at byte {at})", offset=offset)
 
 
 _FIXED = {

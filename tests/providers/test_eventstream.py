@@ -276,3 +276,12 @@ def test_cut_streams_raise_truncated(data):
             decoder.close()
     else:
         decoder.close()
+
+
+def test_decoded_headers_are_fresh_dicts():
+    """Header blocks are parsed once and cached; a caller mutating one message's headers must not
+    change the next message decoded from the same bytes."""
+    first = decode(RECORDED)[0]
+    first.headers[":event-type"] = "tampered"
+    first.headers["extra"] = 1
+    assert decode(RECORDED)[0].headers == RECORDED_VIEW[0]["headers"]
