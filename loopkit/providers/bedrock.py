@@ -34,8 +34,9 @@ Mapping choices, where Converse has no direct equivalent:
   ``toolUse``, ``max_tokens``/``model_context_window_exceeded`` -> ``length``; ``guardrail_intervened``,
   ``content_filtered``, ``malformed_tool_use``, ``malformed_model_output`` -> an ``error`` stop whose
   ``error_type`` is the wire reason.
-- Errors: HTTP errors are classified by status; ``error_type`` is ``x-amzn-errortype`` (as botocore
-  reads it). In-stream exceptions (``throttlingException``, ``modelStreamErrorException`` ...) raise
+- Errors: ``error_type`` is the shape from ``x-amzn-errortype`` (read as botocore reads it); the
+  class follows that shape's modelled status (a ``ThrottlingException`` is a ``RateLimitError``
+  whatever the status), else the HTTP status. In-stream exceptions (``throttlingException``, ``modelStreamErrorException`` ...) raise
   the class of their modelled HTTP status (``RateLimitError`` for throttling) with ``status=None``.
   ``x-amz-retry-after`` (milliseconds) and ``retry-after`` (seconds) are honoured.
 """
@@ -560,9 +561,9 @@ def http_error(status: int, headers: Mapping[str, str], body: bytes) -> Provider
     header = headers.get("x-amzn-errortype")
     if header:
         error_type = _shape_name(header)
-    return error_class_for_status(status)(
-        message, status=status, error_type=error_type, retry_after=_retry_after(headers), provider="bedrock", body=data
-    )
+    # The class follows the modelled shape when there is one (botocore retries by code, not status).
+    cls = error_class_for_status(EXCEPTION_STATUS.get((error_type or "").lower(), status))
+    return cls(message, status=status, error_type=error_type, retry_after=_retry_after(headers), provider="bedrock", body=data)
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:

@@ -482,3 +482,10 @@ def test_recorded_400_maps_to_bad_request():
     assert (err.status, err.message, err.error_type) == (400, "The provided model identifier is invalid.", None)
     err = http_error(400, {"x-amzn-errortype": "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/"}, body)
     assert err.error_type == "ValidationException"
+
+
+def test_error_class_follows_the_shape_over_the_status():
+    err = http_error(400, {"x-amzn-errortype": "ThrottlingException"}, b'{"message": "Rate exceeded"}')
+    assert type(err) is RateLimitError and err.retryable and err.status == 400
+    err = http_error(418, {}, b'{"__type": "com.amazon.coral#ServiceUnavailableException", "message": "x"}')
+    assert type(err) is ServerError and err.error_type == "ServiceUnavailableException"
