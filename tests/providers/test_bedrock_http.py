@@ -58,3 +58,43 @@ def test_truncated_socket_and_mid_stream_throttle():
             list(provider.stream(ModelRequest([user("hi")])))
         sim.assert_complete()
     assert sleeps == []
+
+
+def test_multi_round_loop_over_real_http():
+    """loopkit.run drives three model calls through the adapter and the served simulator: a
+    parallel round, a round whose tool fails (status "error" goes back), then the answer."""
+    import loopkit
+    from loopkit.runtime import TickClock
+
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    def divide(a: int, b: int) -> float:
+        """Divide a by b."""
+        return a / b
+
+    script = [
+        Turn(tool_calls=[call("add", {"a": 1, "b": 2}, id="tooluse_r1a"), call("add", {"a": 3, "b": 4}, id="tooluse_r1b")]),
+        Turn(text="Now dividing.", tool_calls=[call("divide", {"a": 1, "b": 0}, id="tooluse_r2")]),
+        Turn(text="3, 7, and division by zero failed."),
+    ]
+    sleeps: list[float] = []
+    with simulators.serve("bedrock", script) as sim:
+        provider = provider_for(sim, sleeps)
+        result = loopkit.run(provider, "Compute.", tools=[add, divide], system="Be brief.", clock=TickClock())
+        sim.assert_complete()
+        bodies = [r.json for r in sim.requests]
+    assert result.reason == "stop" and result.model_calls == 3
+    assert result.last_assistant.text == "3, 7, and division by zero failed."
+    assert [m["role"] for m in bodies[2]["messages"]] == ["user", "assistant", "user", "assistant", "user"]
+    assert bodies[2]["system"] == [{"text": "Be brief."}]
+    assert [sorted(t["toolSpec"]["name"] for t in b["toolConfig"]["tools"]) for b in bodies] == [["add", "divide"]] * 3
+    round1 = [b["toolResult"] for b in bodies[1]["messages"][2]["content"]]
+    assert [(r["toolUseId"], r["content"], "status" in r) for r in round1] == [
+        ("tooluse_r1a", [{"text": "3"}], False),
+        ("tooluse_r1b", [{"text": "7"}], False),
+    ]
+    [failed] = [b["toolResult"] for b in bodies[2]["messages"][4]["content"]]
+    assert failed["toolUseId"] == "tooluse_r2" and failed["status"] == "error"
+    assert "division by zero" in failed["content"][0]["text"]
