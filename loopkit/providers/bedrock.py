@@ -43,7 +43,6 @@ Mapping choices, where Converse has no direct equivalent:
 
 from __future__ import annotations
 
-import base64
 import json
 from collections.abc import Mapping
 from typing import Any
