@@ -4,10 +4,10 @@
 :mod:`loopkit.providers._eventstream`) or ``/converse`` (one JSON body, ``stream=False``).
 
 Auth: a Bedrock API key is sent as ``Authorization: Bearer`` (``api_key=`` or the
-``AWS_BEARER_TOKEN_BEDROCK`` variable, as botocore reads it). Without a key, requests are signed
-with SigV4 through botocore (the optional extra ``loopkit[bedrock]``): explicit
-``aws_access_key_id``/``aws_secret_access_key``/``aws_session_token``, or botocore's default
-credential chain.
+``AWS_BEARER_TOKEN_BEDROCK`` variable, as botocore reads it). Otherwise requests are signed with
+SigV4 through botocore (the optional extra ``loopkit[bedrock]``). Precedence: ``api_key=``, then
+explicit ``aws_access_key_id``/``aws_secret_access_key``/``aws_session_token``, then
+``AWS_BEARER_TOKEN_BEDROCK``, then botocore's default credential chain.
 
 Mapping choices, where Converse has no direct equivalent:
 
@@ -160,6 +160,8 @@ class BedrockProvider(HttpProvider):
         self._static_credentials = (
             None if aws_access_key_id is None else (aws_access_key_id, aws_secret_access_key, aws_session_token)
         )
+        if self._static_credentials is not None and api_key is None:
+            self.api_key = None  # explicit SigV4 credentials win over AWS_BEARER_TOKEN_BEDROCK
         self.inference_config = {
             k: v
             for k, v in (("maxTokens", max_tokens), ("temperature", temperature), ("topP", top_p), ("stopSequences", stop_sequences))

@@ -389,7 +389,7 @@ def test_bearer_key_from_environment(monkeypatch):
 
 
 def test_sigv4_with_dummy_credentials(monkeypatch):
-    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "env-key")  # explicit credentials win over it
     sim = simulators.create("bedrock", [Turn(text="ok")])
     provider = BedrockProvider(
         model=MODEL, region="eu-west-3", base_url="http://bedrock.test", transport=simulators.transport(sim),
