@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import simulators
@@ -441,7 +441,6 @@ def test_recorded_converse_stream_parses():
     assert msg.text.startswith("<thinking")
 
 
-@settings(max_examples=60)
 @given(st.lists(st.integers(0, len(RECORDED)), max_size=15).map(sorted))
 def test_any_rechunking_of_the_recorded_stream_gives_the_same_message(cuts):
     assert _decode_in_pieces(RECORDED, cuts) == _decode_in_pieces(RECORDED, [])

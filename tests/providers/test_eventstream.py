@@ -10,7 +10,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from loopkit.errors import (
@@ -233,7 +233,6 @@ def _feed_in_pieces(raw: bytes, cuts: list[int]) -> list[Message]:
     return out
 
 
-@settings(max_examples=80, suppress_health_check=[HealthCheck.too_slow])
 @given(streams_and_cuts())
 def test_any_chunking_decodes_to_the_same_messages(case):
     msgs, raw, cuts = case
@@ -243,7 +242,6 @@ def test_any_chunking_decodes_to_the_same_messages(case):
     assert encode_messages(out) == raw
 
 
-@settings(max_examples=100)
 @given(st.data())
 def test_any_corrupted_byte_raises_a_typed_error(data):
     raw = bytearray(RECORDED[: data.draw(st.sampled_from([144, 332, 1000, len(RECORDED)]))])
@@ -254,7 +252,6 @@ def test_any_corrupted_byte_raises_a_typed_error(data):
         _feed_in_pieces(bytes(raw), cuts)
 
 
-@settings(max_examples=300)
 @given(st.binary(max_size=200), st.binary(max_size=60))
 def test_arbitrary_bytes_decode_or_raise_a_typed_error(noise, header_block):
     for raw in (noise, _with_valid_crcs(header_block, noise[:20])):
@@ -264,7 +261,6 @@ def test_arbitrary_bytes_decode_or_raise_a_typed_error(noise, header_block):
             pass
 
 
-@settings(max_examples=40)
 @given(st.data())
 def test_cut_streams_raise_truncated(data):
     raw = encode_messages(data.draw(st.lists(messages, min_size=1, max_size=3)))
