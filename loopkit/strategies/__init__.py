@@ -11,17 +11,23 @@ from ._arguments import RULES, Violation, arguments, violations
 from ._calls import CALL_KINDS, scripted_calls, tool_calls
 from ._chunkings import chunkings
 from ._faults import FAULT_KINDS, PROTOCOLS, faults
+from ._schedules import Schedule, follow_up_schedules, steering_schedules
+from ._scripts import scripts
 
 __all__ = [
     "CALL_KINDS",
     "FAULT_KINDS",
     "PROTOCOLS",
     "RULES",
+    "Schedule",
     "Violation",
     "arguments",
     "chunkings",
     "faults",
+    "follow_up_schedules",
     "scripted_calls",
+    "scripts",
+    "steering_schedules",
     "tool_calls",
     "violations",
 ]
