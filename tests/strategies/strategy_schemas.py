@@ -76,3 +76,31 @@ CATALOGUE: dict[str, dict] = {
 
 UNBREAKABLE = ["true", "any_of", "one_of"]  # no rule outside a combinator at the root
 BREAKABLE = [name for name in CATALOGUE if name not in UNBREAKABLE]
+
+
+class _Found(Exception):
+    pass
+
+
+def first_match(strategy, predicate, *, examples: int = 300):
+    """The first generated value satisfying ``predicate`` (generation only, stops there), or fail."""
+    from hypothesis import HealthCheck, Phase, given, settings
+
+    @settings(
+        max_examples=examples,
+        phases=[Phase.generate],
+        database=None,
+        derandomize=True,
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(strategy)
+    def search(value):
+        if predicate(value):
+            raise _Found(value)
+
+    try:
+        search()
+    except _Found as found:
+        return found.args[0]
+    raise AssertionError(f"no example out of {examples} satisfied {predicate}")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import find, given
+from hypothesis import given
+
+from strategy_schemas import first_match
 
 from loopkit.errors import UsageError
 from loopkit.strategies import chunkings
@@ -32,22 +34,22 @@ def _splits_utf8(chunks):
 
 
 def test_splits_inside_a_utf8_sequence():
-    chunks = find(chunkings(SSE), _splits_utf8)
+    chunks = first_match(chunkings(SSE), _splits_utf8)
     assert _splits_utf8(chunks)
 
 
 def test_splits_between_cr_and_lf():
-    chunks = find(chunkings(SSE), lambda cs: any(a.endswith(b"\r") and b.startswith(b"\n") for a, b in zip(cs, cs[1:])))
+    chunks = first_match(chunkings(SSE), lambda cs: any(a.endswith(b"\r") and b.startswith(b"\n") for a, b in zip(cs, cs[1:])))
     assert len(chunks) >= 2
 
 
 def test_one_byte_per_chunk_is_a_case():
     data = b"data: x\n\n"
-    assert find(chunkings(data), lambda cs: len(cs) == len(data)) == [bytes([b]) for b in data]
+    assert first_match(chunkings(data), lambda cs: len(cs) == len(data)) == [bytes([b]) for b in data]
 
 
 def test_empty_data_has_no_chunks():
-    assert find(chunkings(b""), lambda cs: True) == []
+    assert first_match(chunkings(b""), lambda cs: True) == []
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import find, given
+from hypothesis import given
+
+from strategy_schemas import first_match
 
 from loopkit.errors import UsageError
 from loopkit.script import Delay, HttpFault, MidStreamError, Truncate, Turn
@@ -32,7 +34,7 @@ def test_faults_are_script_faults(protocol):
     ],
 )
 def test_catalogue_entries_occur(protocol, status, error_type):
-    found = find(faults(protocol), lambda f: isinstance(f, HttpFault) and f.status == status and f.error_type == error_type)
+    found = first_match(faults(protocol), lambda f: isinstance(f, HttpFault) and f.status == status and f.error_type == error_type)
     assert found.status == status
 
 
