@@ -104,3 +104,10 @@ def first_match(strategy, predicate, *, examples: int = 300):
     except _Found as found:
         return found.args[0]
     raise AssertionError(f"no example out of {examples} satisfied {predicate}")
+
+
+def few():
+    """Settings for the many parametrized cases: a quarter of the profile's examples (>= 30)."""
+    from hypothesis import settings
+
+    return settings(max_examples=max(30, settings.default.max_examples // 4))

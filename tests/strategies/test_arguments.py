@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from loopkit.errors import UsageError
 from loopkit.strategies import RULES, arguments, violations
 
-from strategy_schemas import BREAKABLE, CATALOGUE, UNBREAKABLE, WEATHER
+from strategy_schemas import BREAKABLE, CATALOGUE, UNBREAKABLE, WEATHER, few
 
 
 def referee(schema):
@@ -26,6 +26,7 @@ def test_valid_values_validate(name):
     schema = CATALOGUE[name]
     v = referee(schema)
 
+    @few()
     @given(arguments(schema))
     def check(value):
         errors = [f"{list(e.absolute_path)}: {e.message}" for e in v.iter_errors(value)]
@@ -39,6 +40,7 @@ def test_violations_fail_exactly_the_named_rule(name):
     schema = CATALOGUE[name]
     v = referee(schema)
 
+    @few()
     @given(violations(schema))
     def check(violation):
         errors = list(v.iter_errors(violation.value))
@@ -82,6 +84,7 @@ def test_every_rule_is_reachable():
 
 @pytest.mark.parametrize("rule", ["required", "type", "maximum", "additionalProperties", "enum", "pattern"])
 def test_rules_filter(rule):
+    @few()
     @given(violations(WEATHER, rules={rule}))
     def check(violation):
         assert violation.rule == rule

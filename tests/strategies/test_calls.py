@@ -9,6 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from strategy_schemas import few
+
 from loopkit.errors import UsageError
 from loopkit.messages import ToolCall
 from loopkit.provider import ToolSpec
@@ -55,6 +57,7 @@ def test_well_formed_calls_are_valid_with_unique_ids(calls):
 
 @pytest.mark.parametrize("kind", [k for k in CALL_KINDS if k not in ("duplicate_id", "missing_id", "huge_value", "valid")])
 def test_each_malformed_kind_is_what_it_says(kind):
+    @few()
     @given(tool_calls(TOOLS, kinds={kind}, max_size=2))
     def check(calls):
         assert {classify(c) for c in calls} == {kind}
@@ -126,6 +129,7 @@ def test_scripted_calls_send_raw_text_for_non_objects(calls):
             assert not isinstance(value, dict)
 
 
+@few()
 @given(st.data())
 def test_tools_without_schema_rules_still_get_calls(data):
     calls = data.draw(tool_calls([{"name": "ping", "parameters": {}}]))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from hypothesis import given
 
-from strategy_schemas import first_match
+from strategy_schemas import few, first_match
 
 from loopkit.errors import UsageError
 from loopkit.script import Delay, HttpFault, MidStreamError, Truncate, Turn
@@ -14,6 +14,7 @@ from loopkit.strategies import PROTOCOLS, faults
 
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 def test_faults_are_script_faults(protocol):
+    @few()
     @given(faults(protocol))
     def check(fault):
         assert Turn(faults=(fault,)).faults == (fault,)  # Turn validates its faults

@@ -6,6 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from strategy_schemas import few
+
 from loopkit.messages import AssistantMessage, ToolCall, ToolResultMessage, UserMessage
 from loopkit.script import ScriptedCall, Turn
 from loopkit.strategies._register import _hypothesis_setup_hook, message_strategies
@@ -15,6 +17,7 @@ _hypothesis_setup_hook()
 
 @pytest.mark.parametrize("cls", sorted(message_strategies(), key=lambda c: c.__name__))
 def test_from_type_builds_instances(cls):
+    @few()
     @given(st.from_type(cls))
     def check(value):
         assert type(value) is cls
