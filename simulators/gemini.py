@@ -114,7 +114,7 @@ class GeminiSimulator(Simulator):
         return m.group(2) if m else self.model
 
     def validate(self, request: SimRequest, route: str) -> SimResponse | None:
-        key = request.headers.get("x-goog-api-key") or request.query.get("key")
+        key = request.headers.get("x-goog-api-key", request.query.get("key"))
         if key is None:
             return self.error_response(403, _DEFAULT_MESSAGES[403])
         if not key.strip():
