@@ -168,36 +168,38 @@ class GeminiSimulator(Simulator):
         if not isinstance(contents, list) or not contents:
             return "* GenerateContentRequest.contents: contents is not specified"
         signed = model.startswith("gemini-3")
+        last = len(contents) - 1
+        prev_calls = 0  # functionCall parts of the previous content when it was a model turn
         for i, c in enumerate(contents):
             if not isinstance(c, Mapping):
                 return f"Invalid value at 'contents[{i}]': expected an object."
             role = c.get("role", "user")
-            if role not in ("user", "model"):
+            if role != "user" and role != "model":
                 return "Please use a valid role: user, model."
             parts = c.get("parts")
             if not isinstance(parts, list) or not parts:
                 return f"* GenerateContentRequest.contents[{i}].parts: contents.parts must not be empty."
-            calls = [p for p in parts if isinstance(p, Mapping) and "functionCall" in p]
-            responses = [p for p in parts if isinstance(p, Mapping) and "functionResponse" in p]
+            calls = responses = 0
             for j, p in enumerate(parts):
-                fr = p.get("functionResponse") if isinstance(p, Mapping) else None
-                if fr is not None and not isinstance(fr.get("response"), Mapping):
-                    return (f"Invalid value at 'contents[{i}].parts[{j}].function_response.response' "
-                            "(type.googleapis.com/google.protobuf.Struct), expected an object")  # fmt: skip
+                if not isinstance(p, Mapping):
+                    return f"Invalid value at 'contents[{i}].parts[{j}]': expected an object."
+                if "functionCall" in p:
+                    if calls == 0 and role == "model" and signed and i < last and not (p.get("thoughtSignature") or p.get("thought_signature")):
+                        return _SIGNATURE_REQUIRED.format(name=p["functionCall"].get("name"), position=j + 1)
+                    calls += 1
+                elif "functionResponse" in p:
+                    if not isinstance(p["functionResponse"].get("response"), Mapping):
+                        return (f"Invalid value at 'contents[{i}].parts[{j}].function_response.response' "
+                                "(type.googleapis.com/google.protobuf.Struct), expected an object")  # fmt: skip
+                    responses += 1
+            if calls and role != "model":
+                return "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
             if responses:
-                prev = contents[i - 1] if i > 0 else None
-                prev_calls = [p for p in prev.get("parts", []) if isinstance(p, Mapping) and "functionCall" in p] if isinstance(prev, Mapping) and prev.get("role") == "model" else []
                 if not prev_calls:
                     return "Please ensure that function response turn comes immediately after a function call turn."
-                if len(prev_calls) != len(responses):
+                if prev_calls != responses:
                     return "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn."
-            if calls:
-                if role != "model":
-                    return "Please ensure that function call turn comes immediately after a user turn or after a function response turn."
-                if signed and i < len(contents) - 1:
-                    first = calls[0]
-                    if not first.get("thoughtSignature") and not first.get("thought_signature"):
-                        return _SIGNATURE_REQUIRED.format(name=first["functionCall"].get("name"), position=parts.index(first) + 1)
+            prev_calls = calls
         return None
 
     # --- errors -----------------------------------------------------------------------------

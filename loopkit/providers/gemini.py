@@ -82,6 +82,7 @@ from ._http import HttpCall, HttpProvider, json_or_wire_error
 from ._sse import SSEDecoder
 
 GENERATED_ID_PREFIX = "gcall_"
+NO_RESULT = "No result provided"
 _GENERATED_ID = re.compile(r"gcall_(\d+)\Z")
 
 _LENGTH_REASONS = frozenset({"MAX_TOKENS"})
@@ -207,34 +208,42 @@ def encode_tool_choice(choice: Any) -> dict[str, Any] | None:
 
 
 def encode_contents(messages: list[Message]) -> list[dict[str, Any]]:
-    """History -> ``contents``. Consecutive tool results form one user turn, in call order."""
+    """History -> ``contents``. The tool results after a model turn form one user turn, in the
+    order of that turn's calls; a call left without a result (a history cut short) gets
+    ``{"error": "No result provided"}``, because Gemini rejects a call turn whose responses do not
+    match it one for one."""
     contents: list[dict[str, Any]] = []
-    last_calls: list[ToolCall] = []
+    calls: list[ToolCall] = []
     pending: list[ToolResultMessage] = []
-
-    def flush() -> None:
-        if pending:
-            contents.append({"role": "user", "parts": [_function_response(c, r) for c, r in pair_results(last_calls, pending)]})
-            pending.clear()
-
     for m in messages:
-        if isinstance(m, ToolResultMessage):
-            pending.append(m)
+        t = type(m)
+        if t is ToolResultMessage:
+            pending.append(m)  # type: ignore[arg-type]
             continue
-        flush()
-        if isinstance(m, UserMessage):
-            contents.append({"role": "user", "parts": _user_parts(m)})
-        elif isinstance(m, AssistantMessage):
-            parts = _model_parts(m)
-            last_calls = m.tool_calls
+        if calls or pending:
+            contents.append({"role": "user", "parts": _responses(calls, pending)})
+            calls, pending = [], []
+        if t is UserMessage:
+            contents.append({"role": "user", "parts": _user_parts(m)})  # type: ignore[arg-type]
+        elif t is AssistantMessage:
+            parts = _model_parts(m)  # type: ignore[arg-type]
             if parts:
                 contents.append({"role": "model", "parts": parts})
-    flush()
+            calls = [b for b in m.content if type(b) is ToolCall]  # type: ignore[union-attr]
+    if pending:
+        contents.append({"role": "user", "parts": _responses(calls, pending)})
     return contents
 
 
+def _responses(calls: list[ToolCall], results: list[ToolResultMessage]) -> list[dict[str, Any]]:
+    return [_function_response(c, r) for c, r in pair_results(calls, results)]
+
+
 def pair_results(calls: list[ToolCall], results: list[ToolResultMessage]) -> list[tuple[ToolCall | None, ToolResultMessage]]:
-    """Order ``results`` like ``calls``: by id first, then by name in order; unmatched ones last."""
+    """Order ``results`` like ``calls``: by id first, then by name in order; results that match
+    no call come last (paired with None), calls that no result answers get a synthetic error."""
+    if len(calls) == len(results) and all(c.id == r.tool_call_id for c, r in zip(calls, results)):
+        return list(zip(calls, results))  # the loop's usual order
     by_id = {r.tool_call_id: r for r in results}
     used: set[int] = set()
     slots: list[ToolResultMessage | None] = []
@@ -252,7 +261,11 @@ def pair_results(calls: list[ToolCall], results: list[ToolResultMessage]) -> lis
                     used.add(id(r))
                     slots[i] = r
                     break
-    paired = [(c, r) for c, r in zip(calls, slots) if r is not None]
+    paired: list[tuple[ToolCall | None, ToolResultMessage]] = []
+    for c, r in zip(calls, slots):
+        if r is None:
+            r = ToolResultMessage(tool_call_id=c.id, tool_name=c.name, content=[TextContent(text=NO_RESULT)], is_error=True)
+        paired.append((c, r))
     paired += [(None, r) for r in results if id(r) not in used]
     return paired
 

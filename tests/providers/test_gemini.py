@@ -527,3 +527,59 @@ def test_any_rechunking_gives_the_same_message(which: int, cuts: list[int]) -> N
 def test_byte_at_a_time_matches_whole() -> None:
     for raw in STREAMS:
         assert _parse([raw[i : i + 1] for i in range(len(raw))]) == _parse([raw])
+
+
+# --- the loop over real HTTP --------------------------------------------------------------------
+
+
+def test_multi_round_loop_over_real_http_with_parallel_calls_errors_and_signatures() -> None:
+    """Three rounds through loopkit.run, GeminiProvider and the served simulator on 127.0.0.1:
+    parallel calls with one name, a tool that raises (sent back under "error"), signatures echoed."""
+    import loopkit
+    from loopkit.runtime import TickClock
+
+    @loopkit.tool
+    def weather(city: str) -> str:
+        """Weather for a city."""
+        if city == "Atlantis":
+            raise ValueError("no such city")
+        return {"Paris": "sunny", "Oslo": "cold"}[city]
+
+    script = [
+        Turn(thinking="Two cities.", thinking_signature="dGhpbms=", tool_calls=[call("weather", {"city": "Paris"}), call("weather", {"city": "Oslo"})]),
+        Turn(text="One more.", tool_calls=[call("weather", {"city": "Atlantis"})]),
+        Turn(text="Paris is sunny, Oslo is cold, Atlantis is unknown."),
+    ]
+    with simulators.serve("gemini", script, sleep=lambda s: None) as sim:
+        provider = GeminiProvider(model="gemini-3-pro-preview", api_key="k", base_url=sim.url, retry=RetryPolicy(max_retries=0))
+        try:
+            result = loopkit.run(provider, "Weather in Paris, Oslo, Atlantis?", tools=[weather], system="Be brief.", clock=TickClock())
+        finally:
+            provider.close()
+        sim.assert_complete()
+        sent = [json.loads(r.body) for r in sim.requests]
+    assert (result.reason, result.model_calls) == ("stop", 3)
+    assert result.messages[-1].text == "Paris is sunny, Oslo is cold, Atlantis is unknown."
+    calls = [c for m in result.messages if isinstance(m, AssistantMessage) for c in m.tool_calls]
+    assert [c.id for c in calls] == ["gcall_1", "gcall_2", "gcall_3"]
+    results = [m for m in result.messages if isinstance(m, ToolResultMessage)]
+    assert [(r.tool_call_id, r.is_error) for r in results] == [("gcall_1", False), ("gcall_2", False), ("gcall_3", True)]
+    third = sent[2]["contents"]
+    assert [c["role"] for c in third] == ["user", "model", "user", "model", "user"]
+    assert third[1]["parts"][0] == {"text": "Two cities.", "thought": True, "thoughtSignature": "dGhpbms="}
+    assert "thoughtSignature" in third[1]["parts"][1] and "id" not in third[1]["parts"][1]["functionCall"]
+    assert [p["functionResponse"]["response"] for p in third[2]["parts"]] == [{"output": "sunny"}, {"output": "cold"}]
+    error = third[4]["parts"][0]["functionResponse"]
+    assert error["name"] == "weather" and set(error["response"]) == {"error"} and "no such city" in error["response"]["error"]
+    assert all(s["systemInstruction"] == {"role": "user", "parts": [{"text": "Be brief."}]} for s in sent)
+
+
+def test_a_call_left_without_result_gets_a_synthetic_error_response() -> None:
+    """Gemini rejects a call turn whose responses do not match it one for one."""
+    turn = AssistantMessage(content=[ToolCall(id="gcall_1", name="a"), ToolCall(id="gcall_2", name="b")], stop_reason="toolUse")
+    only_b = ToolResultMessage(tool_call_id="gcall_2", tool_name="b", content=[TextContent(text="ok")])
+    contents = encode_contents([user("go"), turn, only_b, user("and now?")])
+    assert contents[2] == {"role": "user", "parts": [
+        {"functionResponse": {"name": "a", "response": {"error": "No result provided"}}},
+        {"functionResponse": {"name": "b", "response": {"output": "ok"}}}]}  # fmt: skip
+    assert encode_contents([user("go"), turn, user("never mind")])[2]["parts"][1] == {"functionResponse": {"name": "b", "response": {"error": "No result provided"}}}
