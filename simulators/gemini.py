@@ -251,17 +251,14 @@ class GeminiSimulator(Simulator):
             body = json.dumps(_merge(chunks), ensure_ascii=False, indent=2)
         return SimResponse(status=200, headers={"content-type": "application/json; charset=UTF-8", "vary": "Origin, X-Origin, Referer"}, chunks=[body.encode("utf-8")])
 
-    def wants_stream_sse(self, request: SimRequest) -> bool:
-        return request.query.get("alt") == "sse"
-
     def render_stream(self, request: SimRequest, route: str, turn: Turn) -> tuple[dict[str, str], list[bytes]]:
         headers = {"content-type": "text/event-stream", "content-disposition": "attachment", "vary": "Origin, X-Origin, Referer"}
         return headers, [gemini_sse(c) for c in self._chunks(request, turn)]
 
     def _answer(self, request: SimRequest, route: str, turn: Turn) -> SimResponse:
-        if route == "stream" and not self.wants_stream_sse(request):
-            if turn.fault(HttpFault) is None:
-                return self.render_body(request, route, turn)
+        # streamGenerateContent without alt=sse answers one JSON array; HTTP faults still apply
+        if route == "stream" and request.query.get("alt") != "sse" and turn.fault(HttpFault) is None:
+            return self.render_body(request, route, turn)
         return super()._answer(request, route, turn)
 
     def _chunks(self, request: SimRequest, turn: Turn) -> list[dict[str, Any]]:
@@ -306,7 +303,7 @@ class GeminiSimulator(Simulator):
         return {"candidates": candidates, "usageMetadata": usage, "modelVersion": model, "responseId": response_id}
 
     def _call_part(self, call: ScriptedCall, k: int, model: str) -> dict[str, Any]:
-        args = call.arguments if isinstance(call.arguments, Mapping) else json.loads(call.arguments)
+        args = call.arguments if isinstance(call.arguments, Mapping) else (json.loads(call.arguments) if call.arguments.strip() else {})
         fc: dict[str, Any] = {"name": call.name, "args": dict(args)}
         if call.id is not None:
             fc["id"] = call.id

@@ -138,7 +138,7 @@ class GeminiProvider(HttpProvider):
     def build_request(self, request: ModelRequest) -> HttpCall:
         messages = request.messages
         self._raise_floor(messages)
-        model = request.model or self.model
+        model = (request.model or self.model).removeprefix("models/")
         body = encode_request(request, messages)
         if self.streaming:
             return HttpCall(
@@ -153,10 +153,10 @@ class GeminiProvider(HttpProvider):
         return GeminiStreamDecoder(self._new_call_id, provider=self.provider_name, api=self.api, model=self.model)
 
     def decode_body(self, data: Any) -> list[StreamEvent]:
-        if isinstance(data, list) and len(data) == 1:  # the un-SSE'd stream endpoint's array form
-            data = data[0]
         decoder = self.stream_decoder()
-        events = decoder.handle(data)
+        events: list[StreamEvent] = []
+        for chunk in data if isinstance(data, list) else [data]:  # a list: the stream endpoint without alt=sse
+            events += decoder.handle(chunk)
         return events + decoder.close()
 
     def map_error(self, status: int, headers: httpx.Headers, body: bytes) -> ProviderError:

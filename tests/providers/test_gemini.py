@@ -583,3 +583,13 @@ def test_a_call_left_without_result_gets_a_synthetic_error_response() -> None:
         {"functionResponse": {"name": "a", "response": {"error": "No result provided"}}},
         {"functionResponse": {"name": "b", "response": {"output": "ok"}}}]}  # fmt: skip
     assert encode_contents([user("go"), turn, user("never mind")])[2]["parts"][1] == {"functionResponse": {"name": "b", "response": {"error": "No result provided"}}}
+
+
+def test_the_stream_endpoint_json_array_form_decodes_like_the_stream() -> None:
+    sim = simulators.create("gemini", [Turn(text="Hello there", tool_calls=[call("add", {"a": 1})])])
+    request = simulators.SimRequest(method="POST", path="/v1beta/models/m:streamGenerateContent", headers={"x-goog-api-key": "k"},
+                                    body=json.dumps({"contents": [{"role": "user", "parts": [{"text": "x"}]}]}).encode())  # fmt: skip
+    provider = GeminiProvider(model="m", api_key="k")
+    msg = accumulate(provider.decode_body(json.loads(sim.handle(request).body)))
+    assert msg.content == [TextContent(text="Hello there"), ToolCall(id="gcall_1", name="add", arguments={"a": 1})]
+    assert msg.stop_reason == "toolUse"

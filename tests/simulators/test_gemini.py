@@ -226,3 +226,8 @@ def test_script_exhaustion_is_a_500_and_assert_complete_reports_it() -> None:
 def test_answers_are_deterministic() -> None:
     script = [Turn(text="héllo wörld", tool_calls=[call("f", {"a": 1})])]
     assert post(GeminiSimulator(script)).chunks == post(GeminiSimulator(script)).chunks
+
+
+def test_string_arguments_that_are_a_json_object_or_empty_render_as_args() -> None:
+    parts = events(post(GeminiSimulator([Turn(tool_calls=[call("f", '{"a": [1, 2]}'), call("g", "")])])))[0]["candidates"][0]["content"]["parts"]
+    assert [p["functionCall"]["args"] for p in parts] == [{"a": [1, 2]}, {}]
