@@ -79,7 +79,7 @@ from ..messages import (
 from ..provider import ModelRequest, ToolSpec, forced_tool_name
 from ..retry import parse_retry_after
 from ._http import HttpCall, HttpProvider, json_or_wire_error
-from ._sse import SSEDecoder
+from ._sse import RAW_LINE, SSEDecoder
 
 GENERATED_ID_PREFIX = "gcall_"
 NO_RESULT = "No result provided"
@@ -337,11 +337,12 @@ class GeminiStreamDecoder:
         provider / api / model: the StartEvent's metadata (``model`` until a chunk names one).
     """
 
-    __slots__ = ("_sse", "_new_id", "_provider", "_api", "_model", "_started", "_index", "_open",
+    __slots__ = ("_sse", "_raw", "_new_id", "_provider", "_api", "_model", "_started", "_index", "_open",
                  "_open_sig", "_has_calls", "_finish", "_finish_message", "_usage", "_block_reason")  # fmt: skip
 
     def __init__(self, new_id: Any, *, provider: str = "google", api: str = "gemini", model: str = "") -> None:
-        self._sse = SSEDecoder()
+        self._sse = SSEDecoder(raw_lines=True)
+        self._raw = JsonLineBuffer()
         self._new_id = new_id
         self._provider, self._api, self._model = provider, api, model
         self._started = False
@@ -357,7 +358,19 @@ class GeminiStreamDecoder:
     def feed(self, chunk: bytes) -> list[StreamEvent]:
         out: list[StreamEvent] = []
         for ev in self._sse.feed(chunk):
-            out += self.handle(json_or_wire_error(ev.data, "gemini stream event"))
+            out += self._event(ev)
+        return out
+
+    def _event(self, ev: Any) -> list[StreamEvent]:
+        if ev.event != RAW_LINE:
+            return self.handle(json_or_wire_error(ev.data, "gemini stream event"))
+        text = self._raw.add(ev.data)  # bare JSON lines, as google-genai also accepts (errors)
+        if text is None:
+            return []
+        data = json_or_wire_error(text, "gemini stream (bare JSON)")
+        out: list[StreamEvent] = []
+        for item in data if isinstance(data, list) else [data]:
+            out += self.handle(item)
         return out
 
     def handle(self, data: Any) -> list[StreamEvent]:
@@ -438,7 +451,9 @@ class GeminiStreamDecoder:
 
     def close(self) -> list[StreamEvent]:
         for ev in self._sse.close():
-            self.handle(json_or_wire_error(ev.data, "gemini stream event"))
+            self._event(ev)
+        if self._raw.pending:
+            raise ConnectionClosedError("gemini: the stream ended inside a bare JSON object", provider=self._provider)
         if self._finish is None and self._block_reason is None:
             raise ConnectionClosedError(
                 "gemini: the stream ended before a chunk with finishReason arrived", provider=self._provider
@@ -460,6 +475,50 @@ class GeminiStreamDecoder:
         if self._finish_message:
             message += f": {self._finish_message}"
         return out + [ErrorEvent(error_message=message, error_type=reason, usage=self._usage)]
+
+
+class JsonLineBuffer:
+    """Joins bare lines until the braces and brackets of one JSON value balance (outside strings)."""
+
+    __slots__ = ("_lines", "_depth", "_in_string", "_escape")
+
+    def __init__(self) -> None:
+        self._lines: list[str] = []
+        self._depth = 0
+        self._in_string = False
+        self._escape = False
+
+    @property
+    def pending(self) -> bool:
+        return bool(self._lines)
+
+    def add(self, line: str) -> str | None:
+        """Add one line; return the whole JSON text once it is complete, else None."""
+        if not self._lines and not line.strip():
+            return None
+        self._lines.append(line)
+        depth, in_string, escape = self._depth, self._in_string, self._escape
+        for ch in line:
+            if escape:
+                escape = False
+            elif in_string:
+                if ch == "\\":
+                    escape = True
+                elif ch == '"':
+                    in_string = False
+            elif ch == '"':
+                in_string = True
+            elif ch in "{[":
+                depth += 1
+            elif ch in "}]":
+                depth -= 1
+        self._depth, self._in_string, self._escape = depth, in_string, escape
+        if depth > 0 or in_string:
+            return None
+        text = "\n".join(self._lines)
+        self._lines.clear()
+        self._depth, self._in_string, self._escape = 0, False, False
+        return text
 
 
 def decode_usage(u: Mapping[str, Any]) -> Usage:

@@ -593,3 +593,32 @@ def test_the_stream_endpoint_json_array_form_decodes_like_the_stream() -> None:
     msg = accumulate(provider.decode_body(json.loads(sim.handle(request).body)))
     assert msg.content == [TextContent(text="Hello there"), ToolCall(id="gcall_1", name="add", arguments={"a": 1})]
     assert msg.stop_reason == "toolUse"
+
+
+BARE_ERROR = b'data: {"candidates": [{"content": {"parts": [{"text": "Hel"}],"role": "model"}}]}\r\n\r\n{\n  "error": {\n    "code": 500,\n    "message": "Error with \\"quotes\\" and {braces}",\n    "status": "INTERNAL"\n  }\n}\n'
+
+
+def test_a_bare_multi_line_json_error_in_a_stream_raises_stream_error() -> None:
+    """google-genai accepts error objects written as bare JSON lines; so does loopkit."""
+    for chunks in ([BARE_ERROR], [BARE_ERROR[i : i + 1] for i in range(len(BARE_ERROR))], [BARE_ERROR[:-1], b""]):
+        decoder = GeminiStreamDecoder(lambda: "unused")
+        with pytest.raises(StreamError) as info:
+            for c in chunks:
+                decoder.feed(c)
+            decoder.close()
+        assert (info.value.message, info.value.error_type) == ('Error with "quotes" and {braces}', "INTERNAL")
+
+
+def test_a_stream_cut_inside_a_bare_json_object_is_connection_closed() -> None:
+    decoder = GeminiStreamDecoder(lambda: "unused")
+    decoder.feed(BARE_ERROR[:-30])
+    with pytest.raises(ConnectionClosedError, match="bare JSON"):
+        decoder.close()
+
+
+def test_sse_decoder_raw_lines_keep_order_and_default_ignores_them() -> None:
+    from loopkit.providers._sse import RAW_LINE, SSEDecoder
+
+    raw = b'data: 1\r\n\r\n{"a":\r\n: comment\r\nretry: 5\r\n 2}\r\ndata: 3\r\n\r\n'
+    assert [(e.event, e.data) for e in SSEDecoder(raw_lines=True).feed(raw)] == [("message", "1"), (RAW_LINE, '{"a":'), (RAW_LINE, " 2}"), ("message", "3")]
+    assert [e.data for e in SSEDecoder().feed(raw)] == ["1", "3"]
