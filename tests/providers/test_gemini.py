@@ -532,7 +532,8 @@ def test_byte_at_a_time_matches_whole() -> None:
 # --- the loop over real HTTP --------------------------------------------------------------------
 
 
-def test_multi_round_loop_over_real_http_with_parallel_calls_errors_and_signatures() -> None:
+@pytest.mark.parametrize("stream", [True, False])
+def test_multi_round_loop_over_real_http_with_parallel_calls_errors_and_signatures(stream: bool) -> None:
     """Three rounds through loopkit.run, GeminiProvider and the served simulator on 127.0.0.1:
     parallel calls with one name, a tool that raises (sent back under "error"), signatures echoed."""
     import loopkit
@@ -551,7 +552,7 @@ def test_multi_round_loop_over_real_http_with_parallel_calls_errors_and_signatur
         Turn(text="Paris is sunny, Oslo is cold, Atlantis is unknown."),
     ]
     with simulators.serve("gemini", script, sleep=lambda s: None) as sim:
-        provider = GeminiProvider(model="gemini-3-pro-preview", api_key="k", base_url=sim.url, retry=RetryPolicy(max_retries=0))
+        provider = GeminiProvider(model="gemini-3-pro-preview", api_key="k", base_url=sim.url, stream=stream, retry=RetryPolicy(max_retries=0))
         try:
             result = loopkit.run(provider, "Weather in Paris, Oslo, Atlantis?", tools=[weather], system="Be brief.", clock=TickClock())
         finally:

@@ -120,3 +120,23 @@ def test_a_bad_api_key_is_a_client_error(served: Any) -> None:
         client.models.generate_content(model=MODEL, contents="x", config=config)
     assert (info.value.code, info.value.status) == (400, "INVALID_ARGUMENT")
     assert info.value.details["error"]["details"][0]["reason"] == "API_KEY_INVALID"
+
+
+def test_async_stream_function_call_and_error_with_the_sdk(served: Any) -> None:
+    import asyncio
+
+    sim, config = served([Turn(tool_calls=[call("get_weather", {"city": "Oslo"})]), Turn(faults=[HttpFault(status=429, retry_after=1)])],
+                         tools=[WEATHER], automatic_function_calling=NO_AFC)  # fmt: skip
+
+    async def go() -> list[Any]:
+        client = genai.Client(api_key="test-key", http_options={"base_url": sim.base_url})
+        stream = await client.aio.models.generate_content_stream(model=MODEL, contents="weather?", config=config)
+        calls = [fc async for chunk in stream for fc in (chunk.function_calls or [])]
+        with pytest.raises(errors.ClientError) as info:
+            await client.aio.models.generate_content(model=MODEL, contents="again", config=config)
+        assert info.value.code == 429
+        return calls
+
+    calls = asyncio.run(go())
+    assert [(fc.name, fc.args) for fc in calls] == [("get_weather", {"city": "Oslo"})]
+    sim.assert_complete()
