@@ -623,3 +623,12 @@ def test_sse_decoder_raw_lines_keep_order_and_default_ignores_them() -> None:
     raw = b'data: 1\r\n\r\n{"a":\r\n: comment\r\nretry: 5\r\n 2}\r\ndata: 3\r\n\r\n'
     assert [(e.event, e.data) for e in SSEDecoder(raw_lines=True).feed(raw)] == [("message", "1"), (RAW_LINE, '{"a":'), (RAW_LINE, " 2}"), ("message", "3")]
     assert [e.data for e in SSEDecoder().feed(raw)] == ["1", "3"]
+
+
+def test_a_signature_on_an_empty_text_part_is_kept_to_round_trip() -> None:
+    decoder = GeminiStreamDecoder(lambda: "gcall_1")
+    events = decoder.handle({"candidates": [{"content": {"parts": [{"functionCall": {"name": "f", "args": {}}}]}}]})
+    events += decoder.handle({"candidates": [{"content": {"parts": [{"text": "", "thoughtSignature": "U0lH"}]}, "finishReason": "STOP"}]})
+    msg = accumulate(events + decoder.close())
+    assert msg.content == [ToolCall(id="gcall_1", name="f", arguments={}), TextContent(text="", text_signature="U0lH")]
+    assert encode_contents([msg])[0]["parts"][1] == {"text": "", "thoughtSignature": "U0lH"}
