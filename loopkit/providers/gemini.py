@@ -31,12 +31,16 @@ Wire facts this adapter rests on (spec/wire.md §4):
   ``UNEXPECTED_TOOL_CALL``, a blocked prompt's ``promptFeedback.blockReason`` ...) is an
   ``error`` stop whose message names the reason and whose ``error_type`` is the reason.
 - Streams have no terminator: the chunk with ``finishReason`` is the last one that matters, and a
-  body that ends without it raised :class:`ConnectionClosedError`. ``usageMetadata`` is
-  cumulative; the last one wins.
+  body that ends without it raises :class:`ConnectionClosedError`. ``usageMetadata`` is
+  cumulative; the last one wins. Framing is ``data: <json>`` + CRLF CRLF; bare JSON lines (how
+  google-genai says errors can arrive) are joined until their braces balance and decoded too.
 - Errors: ``{"error": {"code", "message", "status", "details"}}``. ``status`` becomes
   ``error_type``; ``google.rpc.RetryInfo.retryDelay`` (``"34.4s"``) becomes ``retry_after``
-  (a ``retry-after`` header wins). A ``data: {"error": ...}`` event inside a stream raises
-  :class:`StreamError`.
+  (a ``retry-after`` header wins). An ``{"error": ...}`` object inside a stream raises
+  :class:`StreamError` (``status`` None, the code in ``body``; retried by the base only when
+  nothing was yielded yet and the code is 429 or 5xx).
+- Not covered: Vertex AI (other URL and OAuth) and its ``partialArgs`` argument streaming; the
+  Developer API sends every call whole.
 """
 
 from __future__ import annotations
