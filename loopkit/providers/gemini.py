@@ -46,7 +46,6 @@ Wire facts this adapter rests on (spec/wire.md §4):
 from __future__ import annotations
 
 import json
-import re
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -87,7 +86,12 @@ from ._sse import RAW_LINE, SSEDecoder
 
 GENERATED_ID_PREFIX = "gcall_"
 NO_RESULT = "No result provided"
-_GENERATED_ID = re.compile(r"gcall_(\d+)\Z")
+
+
+def is_generated_id(call_id: str) -> bool:
+    """True for an id loopkit made up (``gcall_<n>``), which is never sent to the API."""
+    return call_id.startswith(GENERATED_ID_PREFIX) and call_id[len(GENERATED_ID_PREFIX) :].isdigit()
+
 
 _LENGTH_REASONS = frozenset({"MAX_TOKENS"})
 _STOP_REASONS = frozenset({"STOP", "FINISH_REASON_UNSPECIFIED", "CONTINUATION"})
@@ -125,12 +129,10 @@ class GeminiProvider(HttpProvider):
     def _raise_floor(self, messages: Iterable[Message]) -> None:
         top = 0
         for m in messages:
-            if isinstance(m, AssistantMessage):
-                for block in m.content:
-                    if isinstance(block, ToolCall):
-                        hit = _GENERATED_ID.match(block.id)
-                        if hit:
-                            top = max(top, int(hit.group(1)))
+            if type(m) is AssistantMessage:
+                for block in m.content:  # type: ignore[union-attr]
+                    if type(block) is ToolCall and is_generated_id(block.id):
+                        top = max(top, int(block.id[len(GENERATED_ID_PREFIX) :]))
         with self._ids_lock:
             self._last_id = max(self._last_id, top)
 
@@ -277,7 +279,7 @@ def pair_results(calls: list[ToolCall], results: list[ToolResultMessage]) -> lis
 def _function_response(call: ToolCall | None, result: ToolResultMessage) -> dict[str, Any]:
     fr: dict[str, Any] = {}
     call_id = call.id if call is not None else result.tool_call_id
-    if call_id and not _GENERATED_ID.match(call_id):
+    if call_id and not is_generated_id(call_id):
         fr["id"] = call_id
     fr["name"] = call.name if call is not None else result.tool_name
     fr["response"] = {"error" if result.is_error else "output": result.text}
@@ -299,15 +301,16 @@ def _user_parts(m: UserMessage) -> list[dict[str, Any]]:
 def _model_parts(m: AssistantMessage) -> list[dict[str, Any]]:
     parts: list[dict[str, Any]] = []
     for b in m.content:
-        if isinstance(b, TextContent):
+        t = type(b)
+        if t is TextContent:
             part: dict[str, Any] = {"text": b.text}
             sig = b.text_signature
-        elif isinstance(b, ThinkingContent):
+        elif t is ThinkingContent:
             part = {"text": b.thinking, "thought": True}
             sig = b.thinking_signature
-        elif isinstance(b, ToolCall):
+        elif t is ToolCall:
             fc: dict[str, Any] = {"name": b.name, "args": _wire_args(b)}
-            if not _GENERATED_ID.match(b.id):
+            if not is_generated_id(b.id):
                 fc["id"] = b.id
             part = {"functionCall": fc}
             sig = b.thought_signature
