@@ -24,7 +24,7 @@ How a :class:`~loopkit.script.Turn` renders:
 Validation follows the real API where tests depend on it: the API key (header ``x-goog-api-key``
 or query ``key``; missing -> 403 ``PERMISSION_DENIED``), JSON body, known top-level fields,
 ``contents`` roles, function declaration names, ``functionCallingConfig`` modes and
-``allowedFunctionNames`` (ANY only, declared names only), ``functionResponse.response`` being an
+``allowedFunctionNames`` (ANY or VALIDATED only, declared names only), ``functionResponse.response`` being an
 object, a function-response turn directly after each function-call turn with as many parts, and
 on ``gemini-3*`` models the ``thoughtSignature`` of the first call of each model turn.
 """
@@ -154,8 +154,8 @@ class GeminiSimulator(Simulator):
             return f'Invalid value at \'tool_config.function_calling_config.mode\' (type.googleapis.com/google.ai.generativelanguage.v1beta.FunctionCallingConfig.Mode), "{mode}"'
         allowed = fcc.get("allowedFunctionNames", fcc.get("allowed_function_names"))
         if allowed is not None:
-            if mode != "ANY":
-                return "* GenerateContentRequest.tool_config.function_calling_config.allowed_function_names: only allowed when mode is ANY."
+            if mode not in ("ANY", "VALIDATED"):  # the docs: "Only set when the Mode is ANY" (VALIDATED also constrains names)
+                return "* GenerateContentRequest.tool_config.function_calling_config.allowed_function_names: only allowed when mode is ANY or VALIDATED."
             for name in allowed:
                 if name not in names:
                     return f"* GenerateContentRequest.tool_config.function_calling_config.allowed_function_names: function `{name}` is not declared in tools."
