@@ -24,9 +24,11 @@ How a :class:`~loopkit.script.Turn` renders:
 Validation follows the real API where tests depend on it: the API key (header ``x-goog-api-key``
 or query ``key``; missing -> 403 ``PERMISSION_DENIED``), JSON body, known top-level fields,
 ``contents`` roles, function declaration names, ``functionCallingConfig`` modes and
-``allowedFunctionNames`` (ANY or VALIDATED only, declared names only), ``functionResponse.response`` being an
-object, a function-response turn directly after each function-call turn with as many parts, and
-on ``gemini-3*`` models the ``thoughtSignature`` of the first call of each model turn.
+``allowedFunctionNames`` (ANY or VALIDATED only, declared names only),
+``functionResponse.response`` being an object, a function-response turn directly after each
+function-call turn with as many parts, and on ``gemini-3*`` models the ``thoughtSignature`` of
+the first call of each model turn (``skip_thought_signature_validator`` passes, as documented).
+Error messages copy Google's where they are known; the others are close paraphrases.
 """
 
 from __future__ import annotations
@@ -81,7 +83,6 @@ _TOP_LEVEL = frozenset({
     "labels", "serviceTier", "service_tier",
 })  # fmt: skip
 _SIGNATURE_REQUIRED = "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:{name}` , position {position}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
-SKIP_SIGNATURE = "skip_thought_signature_validator"
 
 
 def gemini_sse(data: Any) -> bytes:
