@@ -292,8 +292,6 @@ class _Builder:
         schema = {"type": "array"}
         if item:
             schema["items"] = item
-        if container in (set, frozenset):
-            schema["uniqueItems"] = True
         make: Any = {set: set, frozenset: frozenset, tuple: tuple}.get(container)
         if item_conv is None:
             return schema, make
@@ -345,7 +343,9 @@ class _Builder:
     def _typeddict(self, tp: type, where: str) -> tuple[dict[str, Any], Converter | None]:
         hints = self._hints(tp, where)
         required_keys = getattr(tp, "__required_keys__", frozenset(hints))
-        fields = [(name, _strip_required(hint), name in required_keys) for name, hint in hints.items()]
+        # __required_keys__ misses NotRequired[...] written as a string annotation, so the
+        # wrappers (kept by include_extras) decide first.
+        fields = [(name, _strip_required(hint), _is_required(name, hint, required_keys)) for name, hint in hints.items()]
         schema, converters = self._fields(tp, fields, where)
         if not converters:
             return schema, None
@@ -462,6 +462,13 @@ def _own_doc(tp: type) -> str | None:
     if doc.startswith(f"{tp.__name__}(") or doc in ("An enumeration.", enum.Enum.__doc__):
         return None
     return doc
+
+
+def _is_required(name: str, hint: Any, required_keys: frozenset[str]) -> bool:
+    origin = typing.get_origin(hint)
+    if origin is typing.NotRequired:
+        return False
+    return origin is typing.Required or name in required_keys
 
 
 def _strip_required(hint: Any) -> Any:

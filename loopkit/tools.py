@@ -86,7 +86,9 @@ class Tool:
     ) -> None:
         if not callable(execute):
             raise ToolDefinitionError(f"Tool '{name}': execute must be callable, got {type(execute).__name__}")
-        schema = copy.deepcopy(dict(parameters)) if parameters is not None else copy.deepcopy(_EMPTY_OBJECT)
+        if parameters is None:
+            parameters = _EMPTY_OBJECT
+        schema = copy.deepcopy(dict(parameters) if isinstance(parameters, Mapping) else parameters)
         if description is None:
             description = parse_docstring(inspect.getdoc(execute)).description
         style, injected = _executor_convention(execute, schema)
@@ -269,7 +271,8 @@ def _executor_convention(execute: Callable[..., Any], schema: Mapping[str, Any])
         return _KWARGS, ()
     injected = tuple(p.name for p in params if p.name in INJECTED and p.kind is not p.POSITIONAL_ONLY)
     rest = [p for p in params if p.name not in INJECTED or p.kind is p.POSITIONAL_ONLY]
-    props = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    props = props if isinstance(props, Mapping) else {}
     if (
         len(rest) == 1
         and rest[0].kind in (rest[0].POSITIONAL_ONLY, rest[0].POSITIONAL_OR_KEYWORD)
