@@ -370,13 +370,13 @@ class ArgumentValidator:
                 )
             except Exception:  # noqa: BLE001 - any schema fastjsonschema cannot compile uses jsonschema
                 pass
-        validator = self._validator()
+        return self.reference_check
 
-        def check(args: Any) -> None:
-            if not validator.is_valid(args):
-                raise _Invalid
-
-        return check
+    def reference_check(self, args: Any) -> None:
+        """Raise unless ``jsonschema`` accepts ``args``: the check for schemas that
+        fastjsonschema cannot compile, and the reference the fast path is tested against."""
+        if not self._validator().is_valid(args):
+            raise _Invalid
 
     def _validator(self) -> Any:
         if self._draft is None:

@@ -156,7 +156,7 @@ class Tool:
         if name is None:
             name = getattr(fn, "__name__", None)
             if name is None or name == "<lambda>":
-                raise ToolDefinitionError(f"Cannot name a tool after {fn!r}; pass name=")
+                raise ToolDefinitionError(f"Cannot name a tool after {fn!r}; use tool(fn, name=...)")
         given = copy.deepcopy(dict(parameters)) if parameters is not None else None
         info = function_schema(fn, tool_name=name, parameters=given)
         self = cls.__new__(cls)
@@ -201,9 +201,10 @@ class Tool:
         on_update: Callable[[Any], None] | None = None,
     ) -> Any:
         """Call the tool with prepared ``args``; injects ``signal``, ``on_update`` and
-        ``tool_call_id`` where the function declares them. Returns the function's value, or an
-        awaitable when the function is async (check ``inspect.isawaitable``: a sync executor may
-        return one too)."""
+        ``tool_call_id`` where the function declares them (a never-set signal and a no-op
+        ``on_update`` when None is given, so a tool can always use them). Returns the function's
+        value, or an awaitable when the function is async (check ``inspect.isawaitable``: a sync
+        executor may return one too)."""
         if self._plain:
             return self._fn(**args)
         if self._unbound:
@@ -218,7 +219,12 @@ class Tool:
                 if key in kwargs:
                     kwargs[key] = convert(kwargs[key])
         for key in self._injected:
-            kwargs[key] = signal if key == "signal" else on_update if key == "on_update" else tool_call_id
+            if key == "signal":
+                kwargs[key] = signal if signal is not None else AbortSignal()
+            elif key == "on_update":
+                kwargs[key] = on_update if on_update is not None else _ignore_update
+            else:
+                kwargs[key] = tool_call_id
         return self._fn(*positional, **kwargs)
 
     # --- Python protocol ----------------------------------------------------------------------
@@ -253,6 +259,10 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r}, source={self.source!r})"
+
+
+def _ignore_update(partial_result: Any) -> None:
+    return None
 
 
 def _is_async(fn: Callable[..., Any]) -> bool:

@@ -308,7 +308,7 @@ def test_good_names() -> None:
 
 
 def test_lambda_needs_a_name() -> None:
-    with pytest.raises(ToolDefinitionError, match="pass name="):
+    with pytest.raises(ToolDefinitionError, match=r"use tool\(fn, name=\.\.\.\)"):
         tool(lambda: None)
 
 
@@ -484,6 +484,15 @@ def test_sync_invoke_injects_declared_extras() -> None:
     assert work.invoke({"n": 2}, tool_call_id="call_1", signal=signal, on_update=updates.append) == 2
     assert seen == {"signal": signal, "tool_call_id": "call_1"}
     assert updates == ["half of 2"]
+
+
+def test_invoke_without_signal_or_on_update_gives_usable_defaults() -> None:
+    @tool
+    def work(signal: AbortSignal, on_update: Any) -> bool:
+        on_update("progress")
+        return signal.aborted
+
+    assert work.invoke({}, tool_call_id="c") is False
 
 
 def test_async_invoke_returns_an_awaitable() -> None:
