@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import timeit
 
-from loopkit.tools import Tool, tool
+from loopkit.tools import Tool, error_text, to_tool_result, tool
 
 
 @tool
@@ -40,6 +40,10 @@ def main() -> None:
         ("add.prepare(strings coerced)", per_call_us(lambda: add.prepare(coerced))),
         ("search.prepare(valid, 4 params)", per_call_us(lambda: search.prepare(search_args))),
         ("add.invoke(valid)", per_call_us(lambda: add.invoke(valid, tool_call_id="c"))),
+        ("to_tool_result('text')", per_call_us(lambda: to_tool_result("text"))),
+        ("to_tool_result(3)", per_call_us(lambda: to_tool_result(3))),
+        ("to_tool_result({'a': 1, 'b': [1, 2]})", per_call_us(lambda: to_tool_result({"a": 1, "b": [1, 2]}))),
+        ("error_text(ValueError('x'))", per_call_us(lambda: error_text(ValueError("x")))),
         ("add.prepare(invalid) [error path]", per_call_us(lambda: add.prepare(invalid), number=2_000)),
         ("baseline: empty lambda call", per_call_us(lambda: None)),
     ]

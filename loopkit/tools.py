@@ -618,6 +618,13 @@ def to_tool_result(value: Any) -> ToolResult:
     - anything else is JSON: ``json.dumps(value, ensure_ascii=False)``, with pydantic models,
       dataclasses, enums and sets as their JSON form and other objects as ``str(obj)``.
     """
+    kind = type(value)
+    if kind is str:
+        return ToolResult(content=[TextContent(text=value)])
+    if kind is int:
+        return ToolResult(content=[TextContent(text=int.__repr__(value))])
+    if kind is dict:
+        return ToolResult(content=[TextContent(text=_to_json(value))])
     if isinstance(value, ToolResult):
         if not value.is_error and _legacy_error(value.details):
             return dataclasses.replace(value, is_error=True)
@@ -647,11 +654,14 @@ def to_tool_result(value: Any) -> ToolResult:
         if is_error is None:
             is_error = _legacy_error(details)
         return ToolResult(content=[_block(b) for b in content], details=details, is_error=bool(is_error))
+    return ToolResult(content=[TextContent(text=_to_json(value))])
+
+
+def _to_json(value: Any) -> str:
     try:
-        text = json.dumps(value, ensure_ascii=False, default=_json_default)
+        return _ENCODER.encode(value)
     except (TypeError, ValueError):  # a circular structure
-        text = str(value)
-    return ToolResult(content=[TextContent(text=text)])
+        return str(value)
 
 
 def _legacy_error(details: Any) -> bool:
@@ -669,7 +679,7 @@ def _block(block: Any) -> TextContent | ImageContent:
         return TextContent(text=str(get("text", "")))
     if kind == "image":
         return ImageContent(data=get("data"), mime_type=get("mime_type") or get("mimeType"))
-    return TextContent(text=json.dumps(block, ensure_ascii=False, default=_json_default))
+    return TextContent(text=_ENCODER.encode(block))
 
 
 def _json_default(obj: Any) -> Any:
@@ -690,6 +700,10 @@ def _json_default(obj: Any) -> Any:
     if isinstance(obj, tuple):
         return list(obj)
     return str(obj)
+
+
+# One encoder for every result: json.dumps with options builds a new encoder on each call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_json_default)
 
 
 def error_text(exc: BaseException) -> str:

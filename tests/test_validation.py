@@ -304,3 +304,18 @@ def test_schema_fastjsonschema_cannot_compile_falls_back_to_jsonschema() -> None
     assert v.prepare({"p": [1]}) == ({"p": [1]}, None)
     error = v.prepare({"p": [1, 2]})[1]
     assert error is not None and error.startswith('Validation failed for tool "new":\n  - p: ')
+
+
+def test_identical_schemas_share_one_compiled_validator() -> None:
+    a = make({"n": {"type": "integer"}}, name="a")
+    b = make({"n": {"type": "integer"}}, name="b")
+    a.prepare({"n": 1})
+    b.prepare({"n": 1})
+    assert a._validator._check is b._validator._check
+
+
+def test_defaults_are_never_filled_in() -> None:
+    t = make({"n": {"type": "integer", "default": 5}, "o": {"type": "object", "default": {}}})
+    raw: dict[str, Any] = {}
+    assert t.prepare(raw) == ({}, None)
+    assert raw == {}
