@@ -319,3 +319,33 @@ def test_defaults_are_never_filled_in() -> None:
     raw: dict[str, Any] = {}
     assert t.prepare(raw) == ({}, None)
     assert raw == {}
+
+
+# --- any JSON the model sends: never a crash, never a mutation, fast path == reference ------------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6)
+    | st.sampled_from(["1", " 2 ", "3.0", "true", "NO", "nan", "-0", "1e3", "x"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from(["i", "f", "s", "l", "o", "u", "one", "t", "e", "k", "zz"]), inner, max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(derandomize=True)
+@given(raw=json_values)
+def test_prepare_is_total_pure_and_agrees_with_the_reference(raw: Any) -> None:
+    fast = ArgumentValidator("a", AGREEMENT_SCHEMA)
+    reference = ArgumentValidator("a", AGREEMENT_SCHEMA)
+    reference._check = reference.reference_check
+    before = copy.deepcopy(raw)
+    got = fast.prepare(raw)
+    assert raw == before
+    assert got == reference.prepare(raw)
+    args, error = got
+    assert (args is None) != (error is None)
+    if args is not None:
+        # what passed is valid for jsonschema itself, and preparing it again changes nothing
+        assert reference.prepare(args) == (args, None)
