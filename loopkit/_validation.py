@@ -312,7 +312,10 @@ def _schema_key(schema: Any) -> str | None:
 
 def _remember(cache: dict[str, Any], key: str, value: Any) -> None:
     if len(cache) >= _CACHE_SIZE:
-        cache.pop(next(iter(cache)))
+        try:
+            cache.pop(next(iter(cache)))
+        except (RuntimeError, StopIteration, KeyError):  # another thread got there first
+            cache.clear()
     cache[key] = value
 
 

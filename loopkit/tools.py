@@ -189,6 +189,9 @@ class Tool:
             <the original arguments as 2-space-indented JSON>
 
         Non-object arguments give ``Tool arguments must be an object, got <JSON type>``.
+        Coercion is spec §4.3's, except that a boolean given for a string becomes ``"true"`` /
+        ``"false"`` (JSON's spelling; OpenProgram writes ``"True"``) and that type lists and
+        ``anyOf`` branches (``Optional[int]``) are coerced too; see :mod:`loopkit._validation`.
         """
         return self._validator.prepare(raw_args)
 

@@ -497,14 +497,20 @@ def test_invoke_without_signal_or_on_update_gives_usable_defaults() -> None:
 
 def test_async_invoke_returns_an_awaitable() -> None:
     @tool
-    async def fetch(url: str, tool_call_id: str) -> str:
+    async def fetch(url: str, tool_call_id: str, signal: AbortSignal, on_update: Any) -> str:
+        on_update("started")
         await asyncio.sleep(0)
-        return f"{tool_call_id} {url}"
+        return f"{tool_call_id} {url} aborted={signal.aborted} reason={signal.reason}"
 
     assert fetch.is_async is True
-    pending = fetch.invoke({"url": "u"}, tool_call_id="c9")
+    assert fetch.parameters["properties"] == {"url": {"type": "string"}}
+    signal = AbortSignal()
+    signal.abort("user")
+    updates: list[Any] = []
+    pending = fetch.invoke({"url": "u"}, tool_call_id="c9", signal=signal, on_update=updates.append)
     assert inspect.isawaitable(pending)
-    assert asyncio.run(pending) == "c9 u"
+    assert asyncio.run(pending) == "c9 u aborted=True reason=user"
+    assert updates == ["started"]
 
 
 def test_async_callable_object_is_async() -> None:
