@@ -31,8 +31,11 @@ from .provider import AbortSignal, ToolSpec
 _NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 
-_KWARGS = 0  # fn(**args, <injected>)
-_DICT = 1  # fn(args, <injected>): an executor that takes the arguments as one dict
+_SIGNAL_ALIASES = frozenset({"cancel", "cancel_event"})  # OpenProgram's names, for adapted executors
+# How an executor takes its arguments: _KWARGS, fn(**args, <injected>); _DICT, fn(args,
+# <injected>) for one positional-only parameter; a str, fn(<that name>=args, <injected>).
+_KWARGS = 0
+_DICT = 1
 
 
 class Tool:
@@ -101,7 +104,7 @@ class Tool:
         parameters: dict[str, Any],
         source: Any,
         fn: Callable[..., Any],
-        style: int,
+        style: int | str,
         injected: tuple[str, ...],
         converters: tuple[tuple[str, Converter], ...],
         unbound: bool,
@@ -212,9 +215,13 @@ class Tool:
             return self._fn(**args)
         if self._unbound:
             raise UsageError(f"Tool '{self.name}' is a method: use it through an instance (obj.{self.name})")
-        if self._style == _DICT:
+        style = self._style
+        if style == _DICT:
             positional: tuple[Any, ...] = (dict(args),)
             kwargs: dict[str, Any] = {}
+        elif type(style) is str:
+            positional = ()
+            kwargs = {style: dict(args)}
         else:
             positional = ()
             kwargs = dict(args)
@@ -222,7 +229,7 @@ class Tool:
                 if key in kwargs:
                     kwargs[key] = convert(kwargs[key])
         for key in self._injected:
-            if key == "signal":
+            if key == "signal" or key in _SIGNAL_ALIASES:
                 kwargs[key] = signal if signal is not None else AbortSignal()
             elif key == "on_update":
                 kwargs[key] = on_update if on_update is not None else _ignore_update
@@ -275,23 +282,26 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     return call is not None and not inspect.isfunction(fn) and inspect.iscoroutinefunction(call)
 
 
-def _executor_convention(execute: Callable[..., Any], schema: Mapping[str, Any]) -> tuple[int, tuple[str, ...]]:
+def _executor_convention(execute: Callable[..., Any], schema: Mapping[str, Any]) -> tuple[int | str, tuple[str, ...]]:
     """How to call an adapted executor (spec/loop.md §4.5): ``execute(**args)``, or
-    ``execute(args)`` when it takes one positional parameter that is not a schema property."""
+    ``execute(args)`` when it takes one positional parameter that is not a schema property.
+    OpenProgram's ``cancel`` / ``cancel_event`` receive the signal too, unless they are schema
+    properties."""
     try:
         params = list(inspect.signature(execute).parameters.values())
     except (TypeError, ValueError):
         return _KWARGS, ()
-    injected = tuple(p.name for p in params if p.name in INJECTED and p.kind is not p.POSITIONAL_ONLY)
-    rest = [p for p in params if p.name not in INJECTED or p.kind is p.POSITIONAL_ONLY]
     props = schema.get("properties") if isinstance(schema, Mapping) else None
     props = props if isinstance(props, Mapping) else {}
-    if (
-        len(rest) == 1
-        and rest[0].kind in (rest[0].POSITIONAL_ONLY, rest[0].POSITIONAL_OR_KEYWORD)
-        and rest[0].name not in props
-    ):
-        return _DICT, injected
+    names = INJECTED | {n for n in _SIGNAL_ALIASES if n not in props}
+    injected = tuple(p.name for p in params if p.name in names and p.kind is not p.POSITIONAL_ONLY)
+    rest = [p for p in params if p.name not in injected]
+    if len(rest) == 1 and rest[0].name not in props:
+        if rest[0].kind is rest[0].POSITIONAL_ONLY:
+            return _DICT, injected
+        if rest[0].kind is rest[0].POSITIONAL_OR_KEYWORD:
+            # by name, so that injected extras declared before it do not collide
+            return rest[0].name, injected
     return _KWARGS, injected
 
 

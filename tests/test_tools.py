@@ -369,6 +369,14 @@ def test_spec_execute_dict_forms() -> None:
     assert openai.invoke({"a": 2}, tool_call_id="c") == 20
 
 
+def test_positional_only_dict_executor() -> None:
+    def execute(arguments: dict[str, Any], /, tool_call_id: str) -> str:
+        return f"{tool_call_id}:{sorted(arguments)}"
+
+    t = adapt_tool({"spec": {"name": "po", "parameters": {"type": "object"}}, "execute": execute})
+    assert t.invoke({"b": 1, "a": 2}, tool_call_id="c") == "c:['a', 'b']"
+
+
 def test_dict_executor_gets_a_copy_of_the_arguments() -> None:
     def execute(args: dict[str, Any]) -> None:
         args["a"] = "changed"
@@ -379,6 +387,24 @@ def test_dict_executor_gets_a_copy_of_the_arguments() -> None:
     assert args is not None
     t.invoke(args, tool_call_id="c")
     assert raw == {"a": 1}
+
+
+def test_openprogram_style_executor_gets_args_and_signal() -> None:
+    class AgentTool:
+        spec = {"name": "op", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}
+
+        async def execute(self, tool_call_id: str, args: dict[str, Any], cancel_event: Any = None, on_update: Any = None) -> str:
+            return f"{tool_call_id} {args['q']} {cancel_event.aborted}"
+
+    t = adapt_tool(AgentTool())
+    assert t.is_async is True
+    assert asyncio.run(t.invoke({"q": "x"}, tool_call_id="c", signal=AbortSignal())) == "c x False"
+
+
+def test_cancel_is_an_argument_when_the_schema_says_so() -> None:
+    spec = {"name": "stop", "parameters": {"type": "object", "properties": {"cancel": {"type": "boolean"}}}}
+    t = adapt_tool({"spec": spec, "execute": lambda cancel: cancel})
+    assert t.invoke({"cancel": True}, tool_call_id="c", signal=AbortSignal()) is True
 
 
 def test_object_with_spec_and_execute() -> None:
