@@ -8,6 +8,7 @@ import enum
 import inspect
 from typing import Annotated, Any, Literal, NotRequired, Optional, TypedDict
 
+import annotated_types
 import pydantic
 import pytest
 
@@ -254,6 +255,24 @@ def test_rest_style_params_and_explicit_description() -> None:
     t = tool(description="Overridden.")(f)
     assert t.description == "Overridden."
     assert t.parameters["properties"]["a"]["description"] == "the amount."
+
+
+def test_annotated_constraints_become_schema_keywords() -> None:
+    def f(
+        n: Annotated[int, pydantic.Field(ge=1, lt=10, description="count")],
+        name: Annotated[str, pydantic.Field(min_length=1, max_length=8, pattern="^[a-z]+$")],
+        tags: Annotated[list[str], annotated_types.MaxLen(3)],
+        step: Annotated[float, annotated_types.MultipleOf(0.5)],
+    ) -> None: ...
+
+    t = tool(f)
+    p = t.parameters["properties"]
+    assert p["n"] == {"type": "integer", "minimum": 1, "exclusiveMaximum": 10, "description": "count"}
+    assert p["name"] == {"type": "string", "minLength": 1, "maxLength": 8, "pattern": "^[a-z]+$"}
+    assert p["tags"] == {"type": "array", "items": {"type": "string"}, "maxItems": 3}
+    assert p["step"] == {"type": "number", "multipleOf": 0.5}
+    error = t.prepare({"n": 10, "name": "ok", "tags": [], "step": 1})[1]
+    assert error is not None and "  - n: 10 is greater than or equal to the maximum of 10" in error
 
 
 def test_annotated_description_wins_over_docstring() -> None:
