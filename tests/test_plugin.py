@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from importlib.metadata import entry_points
+
 pytest_plugins = ["pytester"]
+
+# installed, the plugin loads through its pytest11 entry point; from a bare checkout, by name
+PLUGIN_ARGS = () if any(ep.value == "loopkit.pytest_plugin" for ep in entry_points(group="pytest11")) else ("-p", "loopkit.pytest_plugin")
 
 
 def test_scripted_provider_fixture_fails_on_unused_turns(pytester) -> None:
@@ -19,7 +24,7 @@ def test_scripted_provider_fixture_fails_on_unused_turns(pytester) -> None:
             loopkit.run(p, "x")
         """
     )
-    result = pytester.runpytest("-p", "loopkit.pytest_plugin")
+    result = pytester.runpytest(*PLUGIN_ARGS)
     result.assert_outcomes(passed=2, errors=1)  # the test body passes; its teardown errors
     result.stdout.fnmatch_lines(["*1 of 2 turn(s) never used*"])
 
@@ -34,4 +39,4 @@ def test_incomplete_ok_marker_allows_unused_turns(pytester) -> None:
             loopkit.run(scripted_provider(["hi", "unused"]), "x")
         """
     )
-    pytester.runpytest("-p", "loopkit.pytest_plugin").assert_outcomes(passed=1)
+    pytester.runpytest(*PLUGIN_ARGS).assert_outcomes(passed=1)
