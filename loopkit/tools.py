@@ -148,6 +148,8 @@ class Tool:
     ) -> Tool:
         """A tool from a typed function (what :func:`tool` does). A first parameter named
         ``self`` makes it a method: reach it through an instance to get a bound tool."""
+        if isinstance(fn, Tool):
+            raise ToolDefinitionError(f"{fn!r} is already a Tool; build a new one from the function itself")
         if isinstance(fn, staticmethod):
             fn = fn.__func__
         if isinstance(fn, classmethod):

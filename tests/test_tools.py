@@ -326,6 +326,12 @@ def test_good_names() -> None:
         assert tool(name=name)(lambda: None).name == name
 
 
+def test_a_tool_is_not_wrapped_twice() -> None:
+    t = tool(name="once")(lambda: None)
+    with pytest.raises(ToolDefinitionError, match="already a Tool"):
+        tool(t)
+
+
 def test_lambda_needs_a_name() -> None:
     with pytest.raises(ToolDefinitionError, match=r"use tool\(fn, name=\.\.\.\)"):
         tool(lambda: None)
