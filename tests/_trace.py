@@ -70,6 +70,9 @@ def _short(m: Message) -> str:
 def render_event(e: AgentEvent) -> str:
     """One loop event on one line."""
     t = e.type
+    if isinstance(e, MessageStart) and isinstance(e.message, AssistantMessage):
+        # a streaming partial's stop_reason means nothing yet: show only what it holds
+        return f"{t} {render_message(e.message).replace(f'[{e.message.stop_reason}]', '', 1)}"
     if isinstance(e, (MessageStart, MessageEnd)):
         return f"{t} {render_message(e.message)}"
     if isinstance(e, MessageUpdate):
