@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
@@ -206,6 +207,33 @@ class ScriptedProvider(BaseProvider):
             )
 
 
+def _run_coroutine(awaitable: Any) -> Any:
+    """Await ``awaitable`` from sync code: on a private loop, or on a worker thread when this
+    thread already runs one (``run()`` called from async code), where a nested loop cannot run."""
+
+    async def wait() -> Any:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wait())
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(wait())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="loopkit-function-provider")
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 class FunctionProvider(BaseProvider):
     """Answers with a function of the request (sync or async).
 
@@ -237,11 +265,7 @@ class FunctionProvider(BaseProvider):
         self.requests.append(request)
         answer = self.fn(request)
         if inspect.isawaitable(answer):
-            loop = asyncio.new_event_loop()
-            try:
-                answer = loop.run_until_complete(answer)
-            finally:
-                loop.close()
+            answer = _run_coroutine(answer)
         yield from self._events(answer)
 
     async def astream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
