@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .accumulate import Accumulator
-from .errors import StreamProtocolError
+from .errors import StreamProtocolError, UsageError
 from .events import (
     AgentEnd,
     AgentEvent,
@@ -139,7 +139,7 @@ def as_messages(value: Any, clock: Callable[[], int]) -> list[Message]:
         elif isinstance(item, (UserMessage, AssistantMessage, ToolResultMessage)):
             out.append(item)
         else:
-            raise TypeError(f"a steering or follow-up callback returned {type(item).__name__}; expected str or a message")
+            raise UsageError(f"a steering or follow-up callback returned {type(item).__name__}; expected str or a message")
     return out
 
 
