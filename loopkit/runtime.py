@@ -20,7 +20,7 @@ from .errors import LoopkitError, UsageError
 from .events import AgentEvent
 from .loop import END, FOLLOW_KIND, MODEL, NEXT_KIND, STEER_KIND, TOOL, LoopConfig, LoopOutcome, Raised, agent_loop
 from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage, total_usage
-from .provider import AbortSignal, Provider, ToolChoice
+from .provider import AbortSignal, Provider, ToolChoice, _sync_iter
 from .tools import Tool, ToolRegistry, adapt_tool, default_registry, resolve_tools
 
 Clock = Callable[[], int]
@@ -270,6 +270,29 @@ def _in_thread(fn: Callable[[], Any]) -> Any:
     return box.get("value")
 
 
+def _open_sync(provider: Provider, request: Any) -> Iterator[Any]:
+    """The provider's stream for the sync driver; an ``astream``-only provider is stepped on a
+    private event loop (``_config`` accepts a provider with either method)."""
+    stream = getattr(provider, "stream", None)
+    if stream is not None:
+        return iter(stream(request))
+    return _sync_iter(provider.astream(request))
+
+
+def _open_async(provider: Provider, request: Any) -> Any:
+    """The provider's async stream for the async driver; a ``stream``-only provider's events
+    are iterated as they come."""
+    astream = getattr(provider, "astream", None)
+    if astream is not None:
+        return astream(request).__aiter__()
+    return _aiter(provider.stream(request))
+
+
+async def _aiter(events: Any) -> Any:
+    for event in events:
+        yield event
+
+
 def _drive_sync(cfg: LoopConfig, provider: Provider, steering: Callable[[], Any] | None, follow_ups: Callable[[], Any] | None) -> LoopOutcome:
     signal = cfg.abort_signal
     gen = agent_loop(cfg)
@@ -290,7 +313,7 @@ def _drive_sync(cfg: LoopConfig, provider: Provider, steering: Callable[[], Any]
                     stream = None
                 if kind == MODEL:
                     try:
-                        stream = iter(provider.stream(action[1]))
+                        stream = _open_sync(provider, action[1])
                         value = next(stream, END)
                     except Exception as exc:
                         value = Raised(exc)
@@ -336,7 +359,7 @@ async def _drive_async(cfg: LoopConfig, provider: Provider, steering: Callable[[
                     stream = None
                 if kind == MODEL:
                     try:
-                        stream = provider.astream(action[1]).__aiter__()
+                        stream = _open_async(provider, action[1])
                         value = await stream.__anext__()
                     except StopAsyncIteration:
                         value = END
