@@ -14,7 +14,7 @@ from loopkit.events import ToolExecutionUpdate
 from loopkit.fakes import FunctionProvider, ScriptedProvider
 from loopkit.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from loopkit.runtime import MessageQueue
-from loopkit.script import Turn, call
+from loopkit.script import MidStreamError, Turn, call
 
 
 @tool
@@ -495,3 +495,98 @@ def test_message_queue_rejects_an_unknown_mode():
 def test_a_callback_returning_garbage_is_a_usage_error():
     with pytest.raises(UsageError, match="callback returned int; expected str or a message"):
         run(ScriptedProvider(["x"]), "go", steering=lambda: [1])
+
+
+# --- the Provider seam: either method is enough -----------------------------------------------
+
+
+class SyncOnly:
+    """A provider that is not a BaseProvider and implements only ``stream``."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def stream(self, request):
+        from loopkit.fakes import CallIds, turn_events
+
+        return iter(turn_events(Turn(text=self.text), ids=CallIds()))
+
+
+class AsyncOnly(SyncOnly):
+    """Implements only ``astream``."""
+
+    stream = None  # type: ignore[assignment]
+
+    async def astream(self, request):
+        from loopkit.fakes import CallIds, turn_events
+
+        for event in turn_events(Turn(text=self.text), ids=CallIds()):
+            yield event
+
+
+def test_arun_drives_a_stream_only_provider_and_run_an_astream_only_one():
+    """Regression: each driver used to call only its own method and end with an AttributeError."""
+    r = asyncio.run(arun(SyncOnly("from stream"), "go"))
+    assert (r.reason, r.text) == ("stop", "from stream")
+    r = run(AsyncOnly("from astream"), "go")
+    assert (r.reason, r.text) == ("stop", "from astream")
+
+
+# --- run and arun agree on every kind of run --------------------------------------------------
+
+
+def scenarios():
+    signal_holder: dict = {}
+
+    @tool
+    def stop_run() -> str:
+        """Abort the run."""
+        signal_holder["signal"].abort()
+        return "stopping"
+
+    c = lambda name, args=None, i="c1": call(name, args or {}, id=i)  # noqa: E731
+    return {
+        "text": dict(turns=["hello"]),
+        "tools": dict(turns=script()),
+        "steering": dict(turns=[Turn(tool_calls=[c("add", {"a": 1, "b": 1}), c("add", {"a": 2, "b": 2}, "c2")]), "ok"], steering=["S"]),
+        "follow-up": dict(turns=["one", "two"], follow_ups=["F"]),
+        "error": dict(turns=[Turn(text="x", error="bad")]),
+        "aborted-stop": dict(turns=[Turn(aborted=True)]),
+        "cap": dict(turns=[Turn(tool_calls=[c("add", {"a": 1, "b": 1})])] * 2, max_iterations=2, follow_ups=["lost?"]),
+        "mid-stream": dict(turns=[Turn(text="abcdef", faults=[MidStreamError(after=2)])]),
+        "no-terminal": dict(events=[]),
+        "exhausted": dict(turns=[]),
+        "abort": dict(turns=[Turn(tool_calls=[c("stop_run"), c("add", {"a": 1, "b": 1}, "c2")])], abort=True, extra=[stop_run], holder=signal_holder),
+    }
+
+
+@pytest.mark.parametrize("name", list(scenarios()))
+def test_run_and_arun_agree(name):
+    def once(driver):
+        sc = scenarios()[name]
+        if "events" in sc:
+            provider = FunctionProvider(lambda req: list(sc["events"]))
+        else:
+            provider = ScriptedProvider(sc["turns"], chunk_size=3)
+        kw = dict(tools=[*TOOLS, *sc.get("extra", [])], clock=TickClock(), max_iterations=sc.get("max_iterations"))
+        if "steering" in sc:
+            kw["steering"] = MessageQueue(*sc["steering"])
+        if "follow_ups" in sc:
+            kw["follow_ups"] = MessageQueue(*sc["follow_ups"])
+        if sc.get("abort"):
+            kw["abort_signal"] = sc["holder"]["signal"] = AbortSignal()
+        r = run(provider, "go", **kw) if driver == "run" else asyncio.run(arun(provider, "go", **kw))
+        return r
+
+    a, b = once("run"), once("arun")
+    assert render(a.events) == render(b.events)
+    assert (a.reason, a.model_calls, [m.text for m in a.pending]) == (b.reason, b.model_calls, [m.text for m in b.pending])
+    assert type(a.error) is type(b.error)
+    assert a.events[-1].reason == a.reason == EXPECTED_REASON[name]
+
+
+EXPECTED_REASON = {
+    "text": "stop", "tools": "stop", "steering": "stop", "follow-up": "stop", "error": "error",
+    "aborted-stop": "aborted", "cap": "max_iterations", "mid-stream": "error", "no-terminal": "error",
+    "exhausted": "error", "abort": "aborted",
+}  # fmt: skip
