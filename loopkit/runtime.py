@@ -325,10 +325,10 @@ def _drive_sync(cfg: LoopConfig, provider: Provider, steering: Callable[[], Any]
                             value = coros.run(value)
                     except Exception as exc:
                         value = Raised(exc)
-                elif kind == STEER_KIND:
-                    value = steering()  # type: ignore[misc]
                 else:
-                    value = follow_ups()  # type: ignore[misc]
+                    value = steering() if kind == STEER_KIND else follow_ups()  # type: ignore[misc]
+                    if inspect.isawaitable(value):
+                        value = coros.run(value)
             action = gen.send(value)
     except StopIteration as stop:
         return stop.value
@@ -427,6 +427,7 @@ def run(
             returns (messages or strings) is injected before the next model call, and the round's
             remaining tool calls are skipped.
         follow_ups: polled when the loop would stop; what it returns starts another round.
+            Either callback may be async, as tools may.
         on_event: called with every loop event as it happens.
         history: earlier messages to send before the prompt.
         system: the system prompt.
