@@ -110,6 +110,22 @@ def test_arun_accepts_async_steering_and_follow_up_callbacks():
     assert asked == ["steer", "steer", "steer", "follow"]
 
 
+def test_run_awaits_async_steering_and_follow_up_callbacks():
+    """Regression: the sync driver handed the coroutine to the loop ("not iterable")."""
+    polls = []
+
+    async def steering():
+        polls.append("steer")
+        return ["more"] if polls.count("steer") == 2 else []
+
+    async def follow_ups():
+        polls.append("follow")
+        return ["again"] if polls.count("follow") == 1 else []
+
+    r = run(ScriptedProvider(["one", "two", "three"]), "go", steering=steering, follow_ups=follow_ups, clock=TickClock())
+    assert [m.text for m in r.messages] == ["go", "one", "more", "two", "again", "three"]
+
+
 def test_run_inside_a_running_event_loop_still_awaits_async_tools():
     async def main():
         return run(ScriptedProvider([Turn(tool_calls=[call("aadd", {"a": 2, "b": 2}, id="c1")]), "ok"]), "go", tools=TOOLS, clock=TickClock())
