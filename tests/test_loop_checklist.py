@@ -434,6 +434,16 @@ def test_item_39_steering_polled_after_turn_end_keeps_a_text_reply_going():
     assert types(r.events[te:])[:4] == ["turn_end", "turn_start", "message_start", "message_end"]
 
 
+def test_item_39_no_extra_poll_after_turn_end_when_steering_arrived_during_tools(tools):
+    """spec §2 step 4.9 / §5.1: steering returned after the last call is injected next round, and
+    the post-turn_end poll is skipped for that round."""
+    calls = [call("echo", {"text": "a"}, id="c1"), call("echo", {"text": "b"}, id="c2")]
+    r, p, steer, _ = steered_run([tool_turn(*calls), "done"], steering_answers={3: ["S"]}, tools=tools)
+    assert steer.polls == [0, 1, 1, 2]  # start, after c1, after c2 (-> S), after the last turn_end
+    assert not any(m.is_error for m in r.tool_results)
+    assert p.requests[1].messages[-1].text == "S"
+
+
 def test_item_40_follow_ups_polled_only_when_the_loop_would_stop_and_start_a_new_round(tools):
     turns = [tool_turn(call("echo", {"text": "a"}, id="c1")), "first", "second"]
     r, p, _, follow = steered_run(turns, follow_answers={1: ["F"]}, tools=tools)

@@ -335,6 +335,15 @@ def test_exec_raises_run_failed_unless_the_run_stops_normally(turns, reason, mat
     assert rt.last_result is info.value.result
 
 
+def test_run_result_sums_usage_over_model_calls():
+    from loopkit.messages import Usage
+
+    turns = [Turn(tool_calls=[call("add", {"a": 1, "b": 1}, id="c1")], usage=Usage(input=10, output=2, total_tokens=12)), Turn(text="2", usage=Usage(input=15, output=1, total_tokens=16))]
+    r = run(ScriptedProvider(turns), "go", tools=[add])
+    assert (r.usage.input, r.usage.output, r.usage.total_tokens) == (25, 3, 28)
+    assert r.messages[1].usage.input == 10  # each message keeps its own call's usage
+
+
 def test_exec_needs_a_provider():
     with pytest.raises(UsageError, match="needs a provider"):
         Runtime().exec("go")
@@ -346,10 +355,11 @@ def test_aexec_runs_on_asyncio():
 
 
 class Nested:
-    """A tool body that runs a nested exec with no tools= and no provider."""
+    """A tool body (sync or async) that runs a nested exec with no tools= and no provider."""
 
-    def __init__(self) -> None:
+    def __init__(self, is_async: bool = False) -> None:
         self.inner_result = None
+        self.is_async = is_async
 
     def tools(self):
         @tool
@@ -357,14 +367,17 @@ class Nested:
             """Echo."""
             return text
 
-        @tool
-        def delegate(task: str) -> str:
-            """Hand the task to a nested exec."""
+        def body(task: str) -> str:
             rt = Runtime()
             answer = rt.exec(task)
             self.inner_result = rt.last_result
             return answer
 
+        async def abody(task: str) -> str:
+            await asyncio.sleep(0)
+            return body(task)
+
+        delegate = tool(abody if self.is_async else body, name="delegate", description="Hand the task to a nested exec.")
         return [delegate, echo]
 
 
@@ -378,11 +391,12 @@ def nested_script():
     ]
 
 
+@pytest.mark.parametrize("body", ["sync-tool", "async-tool"])
 @pytest.mark.parametrize("driver", ["run", "arun"])
-def test_nested_exec_inherits_outer_tools_and_provider_but_not_loop_options(driver):
+def test_nested_exec_inherits_outer_tools_and_provider_but_not_loop_options(driver, body):
     """spec §7.4 / item 66: the nested exec uses the outer provider (it consumes the outer
     script's next turns) and tools, but not tool_choice, parallel_tool_calls or max_iterations."""
-    nested = Nested()
+    nested = Nested(is_async=body == "async-tool")
     provider = ScriptedProvider(nested_script())
     kw = dict(tools=nested.tools(), tool_choice="required", parallel_tool_calls=False, max_iterations=2, clock=TickClock())
     r = run(provider, "go", **kw) if driver == "run" else asyncio.run(arun(provider, "go", **kw))
