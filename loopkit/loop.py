@@ -291,10 +291,16 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
                             result = _error_result(problem)
                         else:
 
-                            def on_update(partial: Any, _c=cid, _n=name, _r=raw) -> None:
+                            running = [True]
+
+                            def on_update(partial: Any, _c=cid, _n=name, _r=raw, _running=running) -> None:
+                                if not _running[0]:
+                                    # an update after tool_execution_end would break the event order
+                                    raise UsageError(f'on_update was called for tool call {_c} ("{_n}") after that call had finished')
                                 emit(ToolExecutionUpdate(tool_call_id=_c, tool_name=_n, args=_r, partial_result=partial))
 
                             out = yield (TOOL, tool, args, call, on_update)
+                            running[0] = False
                             if type(out) is Raised:
                                 result = _error_result(error_text(out.error))
                             else:
