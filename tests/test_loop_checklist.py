@@ -281,6 +281,28 @@ def test_item_14_tool_start_then_updates_then_end_then_result_message(tools):
     ]
 
 
+def test_item_14_an_update_after_the_call_finished_is_refused_not_emitted():
+    """Regression: a kept on_update called from the next tool emitted c1's update inside c2's events."""
+    kept = {}
+
+    @tool
+    def first(on_update) -> str:
+        """Keep the callback."""
+        kept["update"] = on_update
+        return "1"
+
+    @tool
+    def second() -> str:
+        """Call the first call's callback late."""
+        kept["update"]("late")
+        return "2"
+
+    r, _ = go([tool_turn(call("first", id="c1"), call("second", id="c2")), "done"], tools=[first, second])
+    assert [e.type for e in r.events if e.type.startswith("tool_")] == ["tool_execution_start", "tool_execution_end"] * 2
+    assert r.tool_results[1].is_error
+    assert r.tool_results[1].text == 'on_update was called for tool call c1 ("first") after that call had finished'
+
+
 def test_item_15_calls_run_in_content_order_each_after_the_previous_result(tools, log):
     calls = [call("echo", {"text": t}, id=f"c{i}") for i, t in enumerate("abc", 1)]
     r, _ = go([tool_turn(*calls), "done"], tools=tools)
