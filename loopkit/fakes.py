@@ -117,7 +117,8 @@ class ScriptedProvider(BaseProvider):
         retry: how to treat an :class:`HttpFault` turn: by default it raises the typed
             :class:`ProviderError` at once; with a policy, a retryable status consumes the next
             turn after the policy's (injected) sleep, as an HTTP adapter would.
-        sleep: how :class:`Delay` faults wait (inject a fake to keep tests instant).
+        sleep: how :class:`Delay` faults wait (inject a fake to keep tests instant); retry
+            waits use the policy's own ``sleep``, as the HTTP adapters do.
         ids: the tool-call id factory for calls the script gives no id.
 
     Attributes:
@@ -186,7 +187,7 @@ class ScriptedProvider(BaseProvider):
             wait = self.retry.delay(attempt, err)
             if wait is None:
                 raise err
-            self.sleep(wait)
+            self.retry.sleep(wait)
             attempt += 1
             turn = self._take()
         events = turn_events(turn, ids=self.ids, chunk_size=self.chunk_size, model=self.model)
