@@ -185,22 +185,23 @@ def test_http_fault_without_retry_raises_the_typed_error_at_once():
 
 def test_http_fault_with_a_retry_policy_consumes_the_next_turn_after_injected_waits():
     waits: list[float] = []
+    delays: list[float] = []
     turns = [Turn(faults=[HttpFault(status=429)]), Turn(faults=[HttpFault(status=529, retry_after=3)]), "finally"]
-    p = ScriptedProvider(turns, retry=RetryPolicy(max_retries=2, base_delay=0.5), sleep=waits.append)
+    p = ScriptedProvider(turns, retry=RetryPolicy(max_retries=2, base_delay=0.5, sleep=waits.append), sleep=delays.append)
     r = run(p, "hi")
     assert r.reason == "stop" and r.text == "finally"
-    assert waits == [0.5, 3]
+    assert waits == [0.5, 3] and delays == []  # the policy's sleep, as HttpProvider uses it
     assert len(p.requests) == 1 and r.model_calls == 1
     p.assert_complete()
 
 
 def test_retries_give_up_after_max_retries_and_never_retry_a_400():
     waits: list[float] = []
-    p = ScriptedProvider([Turn(faults=[HttpFault(status=500)])] * 3, retry=RetryPolicy(max_retries=1, base_delay=1), sleep=waits.append)
+    p = ScriptedProvider([Turn(faults=[HttpFault(status=500)])] * 3, retry=RetryPolicy(max_retries=1, base_delay=1, sleep=waits.append))
     r = run(p, "hi")
     assert r.reason == "error" and isinstance(r.error, ServerError) and waits == [1]
     waits.clear()
-    p = ScriptedProvider([Turn(faults=[HttpFault(status=400)]), "x"], retry=RetryPolicy(max_retries=3), sleep=waits.append)
+    p = ScriptedProvider([Turn(faults=[HttpFault(status=400)]), "x"], retry=RetryPolicy(max_retries=3, sleep=waits.append))
     r = run(p, "hi")
     assert isinstance(r.error, BadRequestError) and waits == []
 
