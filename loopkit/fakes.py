@@ -235,12 +235,23 @@ def _run_coroutine(awaitable: Any) -> Any:
     return box["value"]
 
 
+async def _drain(events: Any) -> tuple[list[Any], Exception | None]:
+    out: list[Any] = []
+    try:
+        async for event in events:
+            out.append(event)
+    except Exception as exc:  # noqa: BLE001 - re-raised after the events that preceded it
+        return out, exc
+    return out, None
+
+
 class FunctionProvider(BaseProvider):
     """Answers with a function of the request (sync or async).
 
     The function returns a :class:`Turn`, a string (a text answer), a finished
     :class:`AssistantMessage` (sent as a single ``done`` event with no ``start``), or an iterable
-    of stream events (sent as they are: the way to test a provider that misbehaves).
+    or async iterable of stream events (sent as they are: the way to test a provider that
+    misbehaves).
     """
 
     def __init__(self, fn: Callable[[ModelRequest], Any], *, chunk_size: int = 16, ids: Callable[[], str] | None = None) -> None:
@@ -267,6 +278,14 @@ class FunctionProvider(BaseProvider):
         answer = self.fn(request)
         if inspect.isawaitable(answer):
             answer = _run_coroutine(answer)
+        if hasattr(answer, "__aiter__"):
+            # an async iterator of events, driven from sync code: drain it, then replay what it
+            # sent and the error it stopped with, so a failure still comes after its events
+            events, error = _run_coroutine(_drain(answer))
+            yield from events
+            if error is not None:
+                raise error
+            return
         yield from self._events(answer)
 
     async def astream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
