@@ -381,3 +381,21 @@ def test_tool_call_end_with_a_whole_call_replaces_the_fragments():
     r = run(FunctionProvider(lambda req: next(answers)), "hi")
     assert r.messages[1].content == [whole]
     assert r.tool_results[0].text == "Tool ghost not found"
+
+
+@pytest.mark.parametrize("driver", ["run", "arun"])
+def test_function_provider_with_an_async_generator_of_events(driver):
+    """Regression: run() called iter() on the async generator and ended with a TypeError."""
+
+    async def answer(req):
+        yield StartEvent()
+        yield TextStartEvent(content_index=0)
+        yield TextDeltaEvent(content_index=0, delta="streamed")
+        if req.call_number == 1:
+            raise StreamError("cut", provider="fn")
+
+    p = FunctionProvider(answer)
+    r = run(p, "hi") if driver == "run" else asyncio.run(arun(p, "hi"))
+    assert r.reason == "error" and isinstance(r.error, StreamError)
+    assert r.messages[-1].text == "streamed"  # the events before the error arrived first
+    assert sum(isinstance(e, MessageUpdate) for e in r.events) == 2
