@@ -242,6 +242,9 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
                 except StreamProtocolError as exc:
                     failure = exc
                     break
+                except Exception as exc:  # a malformed event (a delta that is not a str ...)
+                    failure = StreamProtocolError(f"could not apply stream event {event!r}: {type(exc).__name__}: {exc}")
+                    break
                 if not started:
                     started = True
                     emit(MessageStart(message=acc.message))
