@@ -161,11 +161,20 @@ def test_error_with_a_message_replaces_it_and_still_marks_the_error():
         ([DoneEvent(), TextStartEvent(content_index=0)], "'text_start' arrived after the terminal event"),
         ([ErrorEvent(), DoneEvent()], "'done' arrived after the terminal event"),
         ([StartEvent(), object()], "not a stream event"),
+        (
+            [StartEvent(), ToolCallStartEvent(content_index=0, id="c", name="f"), ToolCallEndEvent(content_index=0), ToolCallDeltaEvent(content_index=0, delta="{")],
+            "toolcall_delta for the ToolCall at content_index 0 after its toolcall_end",
+        ),
+        (
+            [StartEvent(), ToolCallEndEvent(content_index=0, tool_call=ToolCall(id="c", name="f")), ToolCallDeltaEvent(content_index=0, delta="{")],
+            "after its toolcall_end",
+        ),
     ],
     ids=[
         "text-delta-unstarted", "text-end-unstarted", "thinking-delta-unstarted", "thinking-end-unstarted",
         "toolcall-delta-unstarted", "toolcall-end-unstarted", "delta-wrong-kind", "whole-call-over-text",
         "start-gap", "start-twice", "negative-index", "after-done", "after-error", "not-an-event",
+        "toolcall-delta-after-end", "delta-after-whole-call",
     ],
 )  # fmt: skip
 def test_protocol_errors(events, match):

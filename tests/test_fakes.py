@@ -316,8 +316,16 @@ def test_function_provider_http_fault_raises_the_typed_error():
         ([StartEvent(), TextDeltaEvent(content_index=0, delta="x")], "event for a TextContent at content_index 0, which was never started"),
         ([StartEvent(), TextStartEvent(content_index=0), ToolCallDeltaEvent(content_index=0, delta="{}")], "event for a ToolCall at content_index 0, which was never started"),
         ([StartEvent(), TextStartEvent(content_index=1)], "block started at content_index 1, but the message has 0 blocks"),
+        (
+            [StartEvent(), ToolCallStartEvent(content_index=0, id="c", name="f"), ToolCallEndEvent(content_index=0), ToolCallDeltaEvent(content_index=0, delta="{")],
+            "toolcall_delta for the ToolCall at content_index 0 after its toolcall_end",
+        ),
+        (
+            [StartEvent(), TextStartEvent(content_index=0), TextDeltaEvent(content_index=0, delta=5)],
+            "could not apply stream event TextDeltaEvent(content_index=0, delta=5, type='text_delta'): TypeError: ",
+        ),
     ],
-    ids=["str", "dict", "unstarted-text", "wrong-kind", "out-of-order"],
+    ids=["str", "dict", "unstarted-text", "wrong-kind", "out-of-order", "delta-after-end", "bad-field"],
 )
 @pytest.mark.parametrize("driver", ["run", "arun"])
 def test_garbage_events_end_the_run_with_a_stream_protocol_error(events, problem, driver):
