@@ -34,7 +34,7 @@ from loopkit.events import (
     ToolCallStartEvent,
 )
 from loopkit.fakes import CallIds, FunctionProvider, ScriptedProvider
-from loopkit.messages import AssistantMessage, TextContent, Usage
+from loopkit.messages import AssistantMessage, TextContent, ToolCall, Usage
 from loopkit.retry import RetryPolicy
 from loopkit.script import Delay, HttpFault, MidStreamError, Script, Truncate, Turn, call
 from loopkit.tools import adapt_tool
@@ -381,8 +381,6 @@ def test_an_invalid_tool_in_run_fails_before_any_event():
 
 
 def test_tool_call_end_with_a_whole_call_replaces_the_fragments():
-    from loopkit.messages import ToolCall
-
     whole = ToolCall(id="g1", name="ghost", arguments={"q": 1})
     events = [StartEvent(), ToolCallEndEvent(content_index=0, tool_call=whole), DoneEvent(reason="toolUse")]
     answers = iter([events, "ok"])

@@ -31,7 +31,6 @@ from loopkit.events import (
     ToolExecutionEnd,
     ToolExecutionStart,
     TurnEnd,
-    TurnStart,
 )
 from loopkit.fakes import FunctionProvider, ScriptedProvider
 from loopkit.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
@@ -528,7 +527,7 @@ def test_item_68_agent_end_messages_are_prompts_plus_every_later_message_end(sce
     assert agent_end.messages == ended
     assert all(a is b for a, b in zip(agent_end.messages, ended))
     assert [m.text for m in ended[:2]] == ["p1", "p2"]
-    assert r.messages is agent_end.messages or r.messages == agent_end.messages
+    assert r.messages == agent_end.messages
 
 
 # --- loopkit's deliberate departures (DESIGN.md §3) -------------------------------------------

@@ -12,7 +12,7 @@ import loopkit.runtime
 from loopkit import AbortSignal, RunFailed, Runtime, TickClock, ToolRegistry, UsageError, arun, run, tool
 from loopkit.events import ToolExecutionUpdate
 from loopkit.fakes import FunctionProvider, ScriptedProvider
-from loopkit.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from loopkit.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
 from loopkit.runtime import MessageQueue
 from loopkit.script import MidStreamError, Turn, call
 
@@ -336,8 +336,6 @@ def test_exec_raises_run_failed_unless_the_run_stops_normally(turns, reason, mat
 
 
 def test_run_result_sums_usage_over_model_calls():
-    from loopkit.messages import Usage
-
     turns = [Turn(tool_calls=[call("add", {"a": 1, "b": 1}, id="c1")], usage=Usage(input=10, output=2, total_tokens=12)), Turn(text="2", usage=Usage(input=15, output=1, total_tokens=16))]
     r = run(ScriptedProvider(turns), "go", tools=[add])
     assert (r.usage.input, r.usage.output, r.usage.total_tokens) == (25, 3, 28)
