@@ -403,7 +403,8 @@ class GeminiStreamDecoder:
         cand = candidates[0]
         content = cand.get("content") or {}
         for part in content.get("parts") or ():
-            out += self._part(part)
+            if isinstance(part, Mapping):
+                out += self._part(part)
         if cand.get("finishReason"):
             self._finish = str(cand["finishReason"])
         if cand.get("finishMessage"):
@@ -457,15 +458,15 @@ class GeminiStreamDecoder:
         return [event]
 
     def close(self) -> list[StreamEvent]:
-        for ev in self._sse.close():
-            self._event(ev)
+        out: list[StreamEvent] = []
+        for ev in self._sse.close():  # a last event whose blank line never came
+            out += self._event(ev)
         if self._raw.pending:
             raise ConnectionClosedError("gemini: the stream ended inside a bare JSON object", provider=self._provider)
         if self._finish is None and self._block_reason is None:
             raise ConnectionClosedError(
                 "gemini: the stream ended before a chunk with finishReason arrived", provider=self._provider
             )
-        out: list[StreamEvent] = []
         if not self._started:
             self._started = True
             out.append(StartEvent(api=self._api, provider=self._provider, model=self._model))

@@ -632,3 +632,10 @@ def test_a_signature_on_an_empty_text_part_is_kept_to_round_trip() -> None:
     msg = accumulate(events + decoder.close())
     assert msg.content == [ToolCall(id="gcall_1", name="f", arguments={}), TextContent(text="", text_signature="U0lH")]
     assert encode_contents([msg])[0]["parts"][1] == {"text": "", "thoughtSignature": "U0lH"}
+
+
+def test_a_last_event_without_its_blank_line_still_counts_but_a_cut_line_does_not() -> None:
+    whole = (FIXTURES / "stream_text.sse").read_bytes()
+    assert _parse([whole.rstrip(b"\r\n") + b"\r\n"]) == _parse([whole])
+    with pytest.raises(ConnectionClosedError):  # a line with no end may be cut anywhere: truncated
+        _parse([whole.rstrip(b"\r\n")])
