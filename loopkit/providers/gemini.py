@@ -109,7 +109,7 @@ class GeminiProvider(HttpProvider):
     api = "gemini"
     provider_name = "google"
     default_base_url = "https://generativelanguage.googleapis.com"
-    api_key_env = ("GEMINI_API_KEY", "GOOGLE_API_KEY")
+    api_key_env = ("GOOGLE_API_KEY", "GEMINI_API_KEY")  # google-genai's precedence
     supports_parallel_tool_calls = False
     """Gemini has no knob to allow or forbid parallel calls; ``parallel_tool_calls`` is not sent."""
 

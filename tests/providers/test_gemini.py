@@ -639,3 +639,10 @@ def test_a_last_event_without_its_blank_line_still_counts_but_a_cut_line_does_no
     assert _parse([whole.rstrip(b"\r\n") + b"\r\n"]) == _parse([whole])
     with pytest.raises(ConnectionClosedError):  # a line with no end may be cut anywhere: truncated
         _parse([whole.rstrip(b"\r\n")])
+
+
+def test_api_key_from_the_environment_with_google_genai_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GEMINI_API_KEY", "gemini-key")
+    assert GeminiProvider(model="m").auth_headers() == {"x-goog-api-key": "gemini-key"}
+    monkeypatch.setenv("GOOGLE_API_KEY", "google-key")
+    assert GeminiProvider(model="m").auth_headers() == {"x-goog-api-key": "google-key"}
