@@ -15,7 +15,7 @@ from pathlib import Path
 
 from botocore.eventstream import EventStreamBuffer
 
-from loopkit.providers._eventstream import EventStreamDecoder
+from loopkit.eventstream import EventStreamDecoder
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "bedrock" / "converse_stream_tool_use.bin.b64"
 

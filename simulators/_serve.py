@@ -76,6 +76,7 @@ class SimulatorTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in separate writes: avoid the 40 ms ACK wait
     server: _Server
 
     def log_message(self, format: str, *args: object) -> None:  # quiet: tests read sim.requests
@@ -158,7 +159,7 @@ class ServedSimulator:
         self.port = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self.base_url = self.url + simulator.base_path
-        self._thread = threading.Thread(target=self._server.serve_forever, name=f"loopkit-sim-{simulator.protocol}", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name=f"loopkit-sim-{simulator.protocol}", daemon=True)
 
     @property
     def requests(self) -> list[SimRequest]:

@@ -1,7 +1,7 @@
 """Amazon Bedrock Converse / ConverseStream adapter (spec/wire.md §5).
 
 ``POST {base_url}/model/{modelId}/converse-stream`` (an AWS event stream, decoded by
-:mod:`loopkit.providers._eventstream`) or ``/converse`` (one JSON body, ``stream=False``).
+:mod:`loopkit.eventstream`) or ``/converse`` (one JSON body, ``stream=False``).
 
 Auth: a Bedrock API key is sent as ``Authorization: Bearer`` (``api_key=`` or the
 ``AWS_BEARER_TOKEN_BEDROCK`` variable, as botocore reads it). Otherwise requests are signed with
@@ -88,7 +88,7 @@ from ..messages import (
 )
 from ..provider import ModelRequest, ToolChoice, forced_tool_name
 from ..retry import parse_retry_after
-from ._eventstream import EventStreamDecoder
+from ..eventstream import EventStreamDecoder
 from ._http import HttpCall, HttpProvider, json_or_wire_error
 
 STOP_REASONS: dict[str, str] = {

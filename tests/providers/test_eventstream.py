@@ -21,7 +21,7 @@ from loopkit.errors import (
     EventStreamTruncated,
     WireError,
 )
-from loopkit.providers._eventstream import (
+from loopkit.eventstream import (
     EventStreamDecoder,
     Int8,
     Int16,

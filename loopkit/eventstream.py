@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TypeAlias
 from zlib import crc32
 
-from ..errors import (
+from .errors import (
     EventStreamChecksumError,
     EventStreamHeaderError,
     EventStreamLengthError,
