@@ -243,6 +243,8 @@ def _unhelpful(text: str, example: Example) -> tuple[str, str] | None:
         return "empty", "has empty text"
     if _CLASS_NAME.fullmatch(stripped) and (stripped.endswith(("Error", "Exception")) or len(stripped) < 12):
         return "class name only", f"says only {stripped!r}"
+    if len(re.findall(r"\w", stripped)) < 3:  # KeyError('a') gives "'a'"
+        return "too short", f"is too short to explain anything: {stripped!r}"
     if not example.valid:
         name = _culprit(example)
         if name and name not in text:

@@ -188,3 +188,18 @@ def _parse(argv: list[str]):
     parser = argparse.ArgumentParser(prog="loopkit")
     fuzz_cli.add_parser(parser.add_subparsers(dest="command"))
     return parser.parse_args(argv)
+
+
+def test_a_bare_key_error_text_is_unhelpful():
+    @tool
+    def pick(key: str) -> str:
+        """Pick a value.
+
+        Args:
+            key: which one.
+        """
+        return {"a": "x"}[key[:1]]
+
+    report = fuzz(pick, examples=60, seed=3)
+    unhelpful = [f for f in report.findings if f.kind == "unhelpful_error"]
+    assert unhelpful and "too short" in unhelpful[0].message

@@ -8,7 +8,6 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ..errors import UsageError
-from . import _keywords as kw
 from ._schema import JSONSchema, SchemaCompiler
 from ._violations import RULES, Mutator, Violation, violations_strategy
 
