@@ -315,7 +315,7 @@ class MessagesStreamDecoder:
             self._event(sse.event, sse.data, out)
         if not self._done:
             raise ConnectionClosedError(
-                "anthropic: the stream ended before message_stop (connection closed mid-answer)", provider=PROVIDER
+                "the stream ended before message_stop (connection closed mid-answer)", provider=PROVIDER
             )
         return out
 
