@@ -568,3 +568,71 @@ def test_fixture_429_body_maps_to_rate_limit_error():
         ask(p)
     assert info.value.error_type == "rate_limit_error" and info.value.message.startswith("This request would exceed")
     assert info.value.retryable is False and p.attempts == [1]
+
+
+# --- the loop, end to end ----------------------------------------------------------------------
+
+
+def _loop_script():
+    return [
+        Turn(text="Working on it.", tool_calls=[call("add", {"a": 1, "b": 2}, id="toolu_add"), call("divide", {"a": 1, "b": 0}, id="toolu_div")]),
+        Turn(tool_calls=[call("add", '{"a": 1,', id="toolu_bad")]),
+        Turn(text="1 + 2 = 3; 1 / 0 failed."),
+    ]
+
+
+def _loop_tools():
+    from loopkit import tool
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    @tool
+    def divide(a: int, b: int) -> float:
+        """Divide a by b."""
+        return a / b
+
+    return [add, divide]
+
+
+def _check_loop(result, sim):
+    assert (result.reason, result.model_calls, result.text) == ("stop", 3, "1 + 2 = 3; 1 / 0 failed.")
+    sim.assert_complete()
+    second, third = sim.requests[1].json, sim.requests[2].json
+    assert [m["role"] for m in second["messages"]] == ["user", "assistant", "user"]
+    results = second["messages"][2]["content"]
+    assert [(r["tool_use_id"], r.get("is_error", False)) for r in results] == [("toolu_add", False), ("toolu_div", True)]
+    assert results[0]["content"] == "3" and "division by zero" in results[1]["content"]
+    assert third["messages"][3] == {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_bad", "name": "add", "input": {}}]}
+    bad = third["messages"][4]["content"][0]
+    assert bad["tool_use_id"] == "toolu_bad" and bad["is_error"] is True and bad["content"]
+    assert all(r.json["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True} for r in sim.requests)
+
+
+def test_multi_round_loop_over_real_http():
+    import loopkit
+
+    with simulators.serve("anthropic", _loop_script()) as served:
+        provider = AnthropicProvider(model="claude-test", api_key="k", base_url=served.base_url, retry=RetryPolicy(sleep=lambda s: None))
+        result = loopkit.run(provider, "Add 1 and 2, then divide 1 by 0.", tools=_loop_tools(), tool_choice="auto", parallel_tool_calls=False)
+        provider.close()
+    _check_loop(result, served.simulator)
+
+
+def test_multi_round_loop_async_in_process():
+    import loopkit
+
+    sim, p, _, _ = setup(_loop_script())
+    result = asyncio.run(loopkit.arun(p, "Add 1 and 2, then divide 1 by 0.", tools=_loop_tools(), tool_choice="auto", parallel_tool_calls=False))
+    _check_loop(result, sim)
+
+
+def test_loop_ends_with_error_when_retries_are_spent():
+    import loopkit
+
+    sim, p, waits, _ = setup([Turn(faults=[HttpFault(status=529)])] * 3)
+    result = loopkit.run(p, "hi")
+    assert result.reason == "error" and isinstance(result.error, OverloadedError)
+    assert waits == [0.5, 1.0] and result.model_calls == 1
