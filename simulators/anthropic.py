@@ -72,6 +72,7 @@ class AnthropicSimulator(Simulator):
     base_path = ""  # the SDK's base_url is the host; it appends /v1/messages itself
 
     _parsed: tuple[SimRequest | None, Any] = (None, None)
+    _valid_history: list[Any] = []
 
     def _body(self, request: SimRequest) -> Any:
         """The request's JSON body, parsed once per request (handle() runs under a lock)."""
@@ -101,8 +102,15 @@ class AnthropicSimulator(Simulator):
         messages = body["messages"]
         if not isinstance(messages, list) or not messages:
             return self._bad("messages: at least one message is required")
-        problem = _check_messages(messages) or _check_tool_choice(body)
-        return self._bad(problem) if problem else None
+        # Message i's checks look at messages i-1 and i+1 only, so when this request repeats the
+        # last valid one's history (a loop resends it every round), only the tail needs checking.
+        prev = self._valid_history
+        start = len(prev) - 1 if prev and len(messages) >= len(prev) and messages[: len(prev)] == prev else 0
+        problem = _check_messages(messages, max(start, 0)) or _check_tool_choice(body)
+        if problem:
+            return self._bad(problem)
+        self._valid_history = messages
+        return None
 
     def _bad(self, message: str) -> SimResponse:
         return self.error_response(400, message, "invalid_request_error")
@@ -144,7 +152,7 @@ class AnthropicSimulator(Simulator):
             blocks.append({"type": "tool_use", "id": c.id or self.new_id("toolu_sim"), "name": c.name, "args": _args_text(c)})
         stop = _WIRE_STOP[turn.resolved_stop_reason]
         u = turn.usage
-        prompt = len(json.dumps(body.get("messages", []))) // 4 + 1
+        prompt = len(request.body) // 4 + 1  # a deterministic stand-in for a token count
         produced = sum(len(b.get("text") or b.get("thinking") or b.get("args") or "") for b in blocks) // 4 + 1
         usage = {
             "input_tokens": u.input if u else prompt,
@@ -266,8 +274,10 @@ def _content_blocks(message: dict[str, Any]) -> list[Any]:
     return content if isinstance(content, list) else []
 
 
-def _check_messages(messages: list[Any]) -> str | None:
-    for i, m in enumerate(messages):
+def _check_messages(messages: list[Any], start: int = 0) -> str | None:
+    """The API's message checks, from message ``start`` on (earlier ones passed before)."""
+    for i in range(start, len(messages)):
+        m = messages[i]
         if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
             return f"messages.{i}.role: Input should be 'user' or 'assistant'"
         content = m.get("content")

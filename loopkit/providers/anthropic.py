@@ -25,7 +25,7 @@ Choices where the API leaves room, all forced by what the API rejects:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import httpx
@@ -183,22 +183,46 @@ def encode_tool_result(message: ToolResultMessage) -> dict[str, Any]:
     return out
 
 
-def encode_messages(messages: list[Message] | Any) -> list[dict[str, Any]]:
-    """The ``messages`` array: roles alternate, tool results become user ``tool_result`` blocks."""
+def _encode_one(m: Message) -> tuple[str, list[dict[str, Any]]] | None:
+    """(role, blocks) for one message, or None when it is not sent at all."""
+    if isinstance(m, UserMessage):
+        blocks = _user_blocks(m.content)
+        role = "user"
+    elif isinstance(m, ToolResultMessage):
+        return "user", [encode_tool_result(m)]
+    elif isinstance(m, AssistantMessage):
+        if m.stop_reason in ("error", "aborted"):
+            return None
+        role, blocks = "assistant", _assistant_blocks(m)
+    else:
+        raise UsageError(f"anthropic: cannot send a message of type {type(m).__name__}")
+    return (role, blocks) if blocks else None
+
+
+def encode_messages(messages: Iterable[Message], cache: dict[int, tuple[Message, Any]] | None = None) -> list[dict[str, Any]]:
+    """The ``messages`` array: roles alternate, tool results become user ``tool_result`` blocks.
+
+    Args:
+        messages: the history, oldest first.
+        cache: maps ``id(message)`` to ``(message, encoded)``. The loop resends the same message
+            objects every round (and never changes one once sent), so a cache makes each round
+            encode only the new ones. Afterwards it holds only this history's messages.
+    """
     out: list[dict[str, Any]] = []
+    keep: dict[int, tuple[Message, Any]] = {}
     for m in messages:
-        if isinstance(m, UserMessage):
-            role, blocks = "user", _user_blocks(m.content)
-        elif isinstance(m, ToolResultMessage):
-            role, blocks = "user", [encode_tool_result(m)]
-        elif isinstance(m, AssistantMessage):
-            if m.stop_reason in ("error", "aborted"):
-                continue
-            role, blocks = "assistant", _assistant_blocks(m)
+        if cache is None:
+            enc = _encode_one(m)
         else:
-            raise UsageError(f"anthropic: cannot send a message of type {type(m).__name__}")
-        if not blocks:
+            hit = cache.get(id(m))
+            if hit is not None and hit[0] is m:
+                enc = hit[1]
+            else:
+                enc = _encode_one(m)
+            keep[id(m)] = (m, enc)
+        if enc is None:
             continue
+        role, blocks = enc
         if out and out[-1]["role"] == role:
             prev = out[-1]
             if isinstance(prev["content"], str):
@@ -207,16 +231,26 @@ def encode_messages(messages: list[Message] | Any) -> list[dict[str, Any]]:
         elif role == "user" and isinstance(m, UserMessage) and isinstance(m.content, str):
             out.append({"role": role, "content": m.content})
         else:
-            out.append({"role": role, "content": blocks})
+            out.append({"role": role, "content": list(blocks)})
+    if cache is not None:
+        cache.clear()
+        cache.update(keep)
     return out
 
 
-def encode_request(request: ModelRequest, *, model: str, stream: bool, max_tokens: int = DEFAULT_MAX_TOKENS) -> dict[str, Any]:
-    """The Messages request body for ``request``."""
+def encode_request(
+    request: ModelRequest,
+    *,
+    model: str,
+    stream: bool,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    cache: dict[int, tuple[Message, Any]] | None = None,
+) -> dict[str, Any]:
+    """The Messages request body for ``request`` (``cache``: see :func:`encode_messages`)."""
     body: dict[str, Any] = {"model": request.model or model, "max_tokens": max_tokens}
     if request.system:
         body["system"] = request.system
-    body["messages"] = encode_messages(request.iter_messages())
+    body["messages"] = encode_messages(request.iter_messages(), cache)
     if request.tools:
         body["tools"] = [encode_tool(t) for t in request.tools]
         choice = encode_tool_choice(request.tool_choice, request.parallel_tool_calls)
@@ -513,8 +547,12 @@ class AnthropicProvider(HttpProvider):
     default_base_url = "https://api.anthropic.com"
     api_key_env = ("ANTHROPIC_API_KEY",)
 
+    _encoded: dict[int, tuple[Message, Any]] | None = None
+
     def build_request(self, request: ModelRequest) -> HttpCall:
-        body = encode_request(request, model=self.model, stream=self.streaming)
+        if self._encoded is None:
+            self._encoded = {}
+        body = encode_request(request, model=self.model, stream=self.streaming, cache=self._encoded)
         return HttpCall(method="POST", path="/v1/messages", json=body, headers={"anthropic-version": ANTHROPIC_VERSION})
 
     def auth_headers(self) -> dict[str, str]:

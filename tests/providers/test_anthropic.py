@@ -636,3 +636,16 @@ def test_loop_ends_with_error_when_retries_are_spent():
     result = loopkit.run(p, "hi")
     assert result.reason == "error" and isinstance(result.error, OverloadedError)
     assert waits == [0.5, 1.0] and result.model_calls == 1
+
+
+def test_encoding_cache_gives_the_same_body_and_keeps_only_the_current_history():
+    a1 = AssistantMessage(content=[ToolCall(id="t1", name="add", arguments={"a": 1})], stop_reason="toolUse")
+    r1 = ToolResultMessage(tool_call_id="t1", tool_name="add", content=[TextContent(text="1")])
+    history = [user("go"), a1, r1, user("steer"), AssistantMessage(content=[TextContent(text="done")])]
+    cache: dict = {}
+    for n in range(1, len(history) + 1):
+        assert encode_messages(history[:n], cache) == encode_messages(history[:n])
+    assert encode_messages(history, cache) == encode_messages(history)
+    assert {id(m) for m in history} == set(cache)
+    encode_messages(history[:2], cache)
+    assert set(cache) == {id(history[0]), id(a1)}

@@ -269,3 +269,19 @@ def test_script_overrun_and_assert_complete():
     with pytest.raises(IncompleteScript, match="#3"):
         sim.assert_complete()
     assert [r.number for r in sim.requests] == [1, 2, 3]
+
+
+def test_validation_after_a_repeated_history_still_checks_everything_that_changed():
+    """The simulator re-checks only the tail of a history it already accepted; a changed early
+    message or a bad new tail is still rejected."""
+    use = {"role": "assistant", "content": [{"type": "tool_use", "id": "a", "name": "f", "input": {}}]}
+    ok = [{"role": "user", "content": "hi"}, use, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "1"}]}]
+    sim = simulators.create("anthropic", ["r1", "r2"])
+    assert sim.handle(request(messages=ok)).status == 200
+    orphan_tail = ok + [{"role": "assistant", "content": "fine"}, {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "zz", "content": "x"}]}]
+    assert error_of(sim.handle(request(messages=orphan_tail)))[2].startswith("messages.4.content.0: unexpected `tool_use_id`")
+    changed_head = [{"role": "user", "content": [{"type": "text", "text": ""}]}, *ok[1:], {"role": "assistant", "content": "ok"}, {"role": "user", "content": "more"}]
+    assert error_of(sim.handle(request(messages=changed_head)))[2] == "messages: text content blocks must be non-empty"
+    answered_late = ok[:2] + [{"role": "user", "content": "no result"}]
+    assert error_of(sim.handle(request(messages=answered_late)))[2].startswith("messages.1: `tool_use` ids were found without")
+    assert sim.handle(request(messages=ok + [{"role": "assistant", "content": "x"}, {"role": "user", "content": "y"}])).status == 200
