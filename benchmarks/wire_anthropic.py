@@ -82,6 +82,21 @@ def loop_rows(rounds: int, reps: int) -> dict[str, float]:
     return {"adapter_sim_us": wire / n * 1e6, "scripted_us": fake / n * 1e6, "floor_us": base / n * 1e6, "ratio_to_floor": wire / base}
 
 
+def httpx_request_us(reps: int) -> float:
+    """us for one bare httpx streamed request on a MockTransport: a fixed cost of every round
+    that no codec can remove (HttpProvider sends through httpx)."""
+    import httpx
+
+    client = httpx.Client(transport=httpx.MockTransport(lambda r: httpx.Response(200, content=b"x")))
+
+    def hundred() -> None:
+        for _ in range(100):
+            with client.stream("POST", "http://sim/v1/messages", content=b"{}") as r:
+                r.read()
+
+    return _best(hundred, reps) / 100 * 1e6
+
+
 def recorded_stream() -> list[bytes]:
     """A representative streamed answer as the simulator writes it (one chunk per SSE event)."""
     text = "The weather in Paris is mild today, with a light breeze and clouds. " * 20
@@ -134,6 +149,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=5)
     args = parser.parse_args()
+    print(f"anthropic: one bare httpx request on a MockTransport: {httpx_request_us(args.reps):.1f} us")
     print("anthropic: us per loop round (adapter + in-process simulator, streamed)")
     print(f"{'R':>6} {'adapter+sim':>12} {'scripted':>10} {'json floor':>11} {'x floor':>8}")
     for r in (10, 100, 1000):

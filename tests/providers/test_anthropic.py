@@ -649,3 +649,31 @@ def test_encoding_cache_gives_the_same_body_and_keeps_only_the_current_history()
     assert {id(m) for m in history} == set(cache)
     encode_messages(history[:2], cache)
     assert set(cache) == {id(history[0]), id(a1)}
+
+
+def test_spliced_message_start_appends_blocks():
+    """A second message_start in one stream (spec/wire.md §3.7.5) restarts wire indexes at 0;
+    its blocks are appended after the first ones instead of clobbering them."""
+    first = wire_stream("end_turn").split(b"event: message_delta")[0]
+    spliced = first + first.replace(b"hi", b"again") + b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n'
+    msg = decode(spliced)
+    assert msg.content == [TextContent(text="hi"), TextContent(text="again")]
+    assert msg.response_id == "msg_x"
+
+
+def test_delta_for_a_block_never_started_is_a_protocol_error():
+    from loopkit.errors import StreamProtocolError
+
+    bad = b'event: message_start\ndata: {"type":"message_start","message":{"id":"m","model":"x","usage":{"input_tokens":1,"output_tokens":1}}}\n\nevent: content_block_delta\ndata: {"type":"content_block_delta","index":3,"delta":{"type":"text_delta","text":"x"}}\n\n'
+    with pytest.raises(StreamProtocolError, match="index 3"):
+        MessagesStreamDecoder().feed(bad)
+
+
+def test_forced_tool_with_thinking_surfaces_the_api_400():
+    """The adapter does not second-guess the API (spec/loop.md §8.1 note): the API's 400 comes
+    back as a BadRequestError with its message."""
+    sim = simulators.create("anthropic", ["unused"])
+    p = AnthropicProvider(model="m", api_key="k", transport=simulators.transport(sim), extra_body={"thinking": {"type": "enabled", "budget_tokens": 1024}})
+    with pytest.raises(BadRequestError, match="Thinking may not be enabled when tool_choice forces tool use."):
+        ask(p, tools=[ADD], tool_choice="required")
+    assert body(sim)["tool_choice"] == {"type": "any"} and sim.used == 0
