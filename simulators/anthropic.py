@@ -25,6 +25,7 @@ express ``aborted``; such a turn ends with ``end_turn``.
 from __future__ import annotations
 
 import json
+from json.encoder import encode_basestring as _encode_str  # ensure_ascii=False, like sse()
 from typing import Any
 
 from loopkit.script import MidStreamError, ScriptedCall, Turn
@@ -222,16 +223,16 @@ class AnthropicSimulator(Simulator):
                 events.append(sse({"type": "ping"}, "ping"))
             if t == "thinking":
                 for piece in self.chunks_of(b["thinking"], size):
-                    events.append(_delta(i, {"type": "thinking_delta", "thinking": piece}))
-                events.append(_delta(i, {"type": "signature_delta", "signature": b["signature"]}))
+                    events.append(_delta(i, "thinking_delta", "thinking", piece))
+                events.append(_delta(i, "signature_delta", "signature", b["signature"]))
             elif t == "text":
                 for piece in self.chunks_of(b["text"], size):
-                    events.append(_delta(i, {"type": "text_delta", "text": piece}))
+                    events.append(_delta(i, "text_delta", "text", piece))
             else:
-                events.append(_delta(i, {"type": "input_json_delta", "partial_json": ""}))
+                events.append(_delta(i, "input_json_delta", "partial_json", ""))
                 if b["args"]:
                     for piece in self.chunks_of(b["args"], size):
-                        events.append(_delta(i, {"type": "input_json_delta", "partial_json": piece}))
+                        events.append(_delta(i, "input_json_delta", "partial_json", piece))
             cut_short = plan["stop"] == "max_tokens" and t == "tool_use" and i == len(blocks) - 1
             if not cut_short:
                 events.append(sse({"type": "content_block_stop", "index": i}, "content_block_stop"))
@@ -248,8 +249,13 @@ class AnthropicSimulator(Simulator):
         return headers, events
 
 
-def _delta(index: int, delta: dict[str, Any]) -> bytes:
-    return sse({"type": "content_block_delta", "index": index, "delta": delta}, "content_block_delta")
+def _delta(index: int, kind: str, field: str, value: str) -> bytes:
+    """One ``content_block_delta`` event. Deltas are most of a stream, so the frame is a
+    template around the one encoded string (same bytes as ``sse()`` would write)."""
+    return (
+        f'event: content_block_delta\ndata: {{"type":"content_block_delta","index":{index},'
+        f'"delta":{{"type":"{kind}","{field}":{_encode_str(value)}}}}}\n\n'
+    ).encode("utf-8")
 
 
 def _args_text(c: ScriptedCall) -> str:

@@ -285,3 +285,11 @@ def test_validation_after_a_repeated_history_still_checks_everything_that_change
     answered_late = ok[:2] + [{"role": "user", "content": "no result"}]
     assert error_of(sim.handle(request(messages=answered_late)))[2].startswith("messages.1: `tool_use` ids were found without")
     assert sim.handle(request(messages=ok + [{"role": "assistant", "content": "x"}, {"role": "user", "content": "y"}])).status == 200
+
+
+def test_delta_frames_are_byte_identical_to_the_generic_encoder():
+    from simulators._core import sse
+    from simulators.anthropic import _delta
+
+    for kind, field, value in [("text_delta", "text", 'a "q" \\ ü 👋\n'), ("input_json_delta", "partial_json", '{"a": 1'), ("signature_delta", "signature", "")]:
+        assert _delta(7, kind, field, value) == sse({"type": "content_block_delta", "index": 7, "delta": {"type": kind, field: value}}, "content_block_delta")
