@@ -96,3 +96,31 @@ def test_mid_stream_error_raises_api_status_error():
             with client(served).messages.stream(model="claude-test", max_tokens=10, messages=[{"role": "user", "content": "x"}]) as stream:
                 stream.get_final_message()
     assert info.value.type == "overloaded_error"
+
+
+def test_async_client_stream_and_tool_result_round_trip():
+    """AsyncAnthropic streams a tool call, then sends the result back with is_error; the
+    simulator (which checks tool_use / tool_result pairing) accepts it."""
+    import asyncio
+
+    script = [Turn(tool_calls=[call("get_weather", {"location": "SF"}, id="toolu_S")]), Turn(text="Sorry, the lookup failed.")]
+
+    async def run(served):
+        client = anthropic.AsyncAnthropic(base_url=served.base_url, api_key="test-key", max_retries=0)
+        messages = [{"role": "user", "content": "weather?"}]
+        async with client.messages.stream(model="claude-test", max_tokens=100, tools=TOOLS, messages=messages) as stream:
+            first = await stream.get_final_message()
+        messages += [
+            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_S", "content": "RuntimeError('boom')", "is_error": True}]},
+        ]
+        second = await client.messages.create(model="claude-test", max_tokens=100, tools=TOOLS, messages=messages)
+        await client.close()
+        return first, second
+
+    with simulators.serve("anthropic", script) as served:
+        first, second = asyncio.run(run(served))
+        served.assert_complete()
+    assert first.content[0].input == {"location": "SF"} and second.content[0].text == "Sorry, the lookup failed."
+    sent = served.requests[1].json["messages"][2]["content"][0]
+    assert sent == {"type": "tool_result", "tool_use_id": "toolu_S", "content": "RuntimeError('boom')", "is_error": True}
