@@ -380,9 +380,7 @@ class MessagesStreamDecoder:
                 self._stop_details = delta["stop_details"]
             decode_usage(payload.get("usage") or {}, self._usage)
         elif kind == "message_stop":
-            for index in sorted(self._blocks):  # a max_tokens stop can leave a block open
-                self._end(self._blocks[index], out)
-            self._blocks.clear()
+            self._end_open_blocks(out)  # a max_tokens stop can leave a block open
             self._done = True
             out.append(_terminal(self._stop_reason, self._stop_details, self._usage))
         # anything else (future event types) is ignored
@@ -391,13 +389,18 @@ class MessagesStreamDecoder:
         message = payload.get("message") or {}
         # A second message_start (spliced streams, spec/wire.md §3.7.5) restarts wire indexes at
         # 0; the blocks it brings are appended after the ones already seen.
-        self._blocks.clear()
+        self._end_open_blocks(out)
         decode_usage(message.get("usage") or {}, self._usage)
         if message.get("stop_reason"):
             self._stop_reason = message["stop_reason"]
         if not self._started:
             self._started = True
             out.append(StartEvent(api=API, provider=PROVIDER, model=message.get("model", ""), response_id=message.get("id")))
+
+    def _end_open_blocks(self, out: list[StreamEvent]) -> None:
+        for index in sorted(self._blocks):
+            self._end(self._blocks[index], out)
+        self._blocks.clear()
 
     def _start(self, payload: dict[str, Any], out: list[StreamEvent]) -> None:
         wire = _index(payload)

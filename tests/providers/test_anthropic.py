@@ -658,6 +658,13 @@ def test_spliced_message_start_appends_blocks():
     spliced = first + first.replace(b"hi", b"again") + b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n'
     msg = decode(spliced)
     assert msg.content == [TextContent(text="hi"), TextContent(text="again")]
+    # a block the first message left open gets its end event before the second one starts
+    unclosed = first.rsplit(b"event: content_block_stop", 1)[0]
+    dec = MessagesStreamDecoder()
+    events = dec.feed(unclosed + spliced[len(first):]) + dec.close()
+    kinds = [(e.type, getattr(e, "content_index", None)) for e in events if e.type.startswith("text_") and e.type != "text_delta"]
+    assert kinds == [("text_start", 0), ("text_end", 0), ("text_start", 1), ("text_end", 1)]
+    assert accumulate(events).content == [TextContent(text="hi"), TextContent(text="again")]
     assert msg.response_id == "msg_x"
 
 
