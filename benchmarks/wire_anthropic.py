@@ -140,9 +140,12 @@ def parse_rows(reps: int) -> dict[str, float]:
     return {"bytes": size, "loopkit_MBps": size / t_ours / 1e6, "sdk_MBps": size / t_sdk / 1e6, "speedup_vs_sdk": t_sdk / t_ours}
 
 
-def rows(rounds: int, reps: int = 5) -> dict[str, float]:
-    """The bench_wire row for one R."""
-    return loop_rows(rounds, reps)
+def rows(rounds: int, reps: int = 5) -> dict[str, object]:
+    """The bench_wire row for one R: ``us_per_round`` through AnthropicProvider + the in-process
+    simulator, beside ScriptedProvider and the json floor (same keys as the other protocols'
+    rows, plus the extras)."""
+    row = loop_rows(rounds, reps)
+    return {"protocol": "anthropic", "rounds": rounds, "us_per_round": row["adapter_sim_us"], **row}
 
 
 def main() -> None:
