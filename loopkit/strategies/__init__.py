@@ -12,7 +12,7 @@ from ._calls import CALL_KINDS, scripted_calls, tool_calls
 from ._chunkings import chunkings
 from ._faults import FAULT_KINDS, PROTOCOLS, faults
 from ._schedules import Schedule, follow_up_schedules, steering_schedules
-from ._scripts import scripts
+from ._scripts import Session, scripts, sessions
 
 __all__ = [
     "CALL_KINDS",
@@ -20,6 +20,7 @@ __all__ = [
     "PROTOCOLS",
     "RULES",
     "Schedule",
+    "Session",
     "Violation",
     "arguments",
     "chunkings",
@@ -27,6 +28,7 @@ __all__ = [
     "follow_up_schedules",
     "scripted_calls",
     "scripts",
+    "sessions",
     "steering_schedules",
     "tool_calls",
     "violations",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
@@ -13,6 +14,7 @@ from ..errors import UsageError
 from ..script import Script, ScriptedCall, Turn
 from ._calls import scripted_calls
 from ._faults import faults as fault_strategy
+from ._schedules import Schedule, follow_up_schedules, steering_schedules
 
 _TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
 
@@ -89,3 +91,89 @@ def _tool_turns(calls: st.SearchStrategy[list[ScriptedCall]], malformed: bool) -
         return Turn(text=text, thinking=thinking, tool_calls=tuple(made), stop_reason=stop)
 
     return build()
+
+
+@dataclass(slots=True)
+class Session:
+    """A whole scripted session: what the model says, when the user steers or follows up, and
+    the cap. :meth:`run` plays it through the loop with a :class:`~loopkit.fakes.ScriptedProvider`.
+
+    Attributes:
+        script: the model's turns (padded with text answers, so that every injected message can
+            get its round without the script running out).
+        steering / follow_ups: the schedules, or None for no callback.
+        max_iterations: the cap, or None.
+        provider: the ScriptedProvider of the last :meth:`run` (its ``requests`` are what the
+            model saw).
+    """
+
+    script: Script
+    steering: Schedule | None = None
+    follow_ups: Schedule | None = None
+    max_iterations: int | None = None
+    provider: Any = None
+
+    def run(self, tools: Sequence[Any], prompt: str = "go", **kwargs: Any) -> Any:
+        """Run the session once (schedules start from poll 1 again); returns the RunResult."""
+        from ..fakes import ScriptedProvider
+        from ..runtime import TickClock, run
+
+        if self.steering is not None:
+            self.steering = self.steering.fresh()
+        if self.follow_ups is not None:
+            self.follow_ups = self.follow_ups.fresh()
+        self.provider = ScriptedProvider(self.script, sleep=lambda seconds: None)
+        kwargs.setdefault("clock", TickClock())
+        return run(
+            self.provider,
+            prompt,
+            tools=tools,
+            steering=self.steering,
+            follow_ups=self.follow_ups,
+            max_iterations=self.max_iterations,
+            **kwargs,
+        )
+
+
+def sessions(
+    tools: Sequence[Any],
+    *,
+    max_turns: int = 4,
+    malformed: bool = True,
+    protocol: str | None = None,
+    steering: bool = True,
+    follow_ups: bool = True,
+    max_iterations: int | None = 6,
+) -> st.SearchStrategy[Session]:
+    """Whole sessions mixing everything: :func:`scripts` (malformed calls, truncation, faults),
+    :func:`steering_schedules`, :func:`follow_up_schedules` and a cap.
+
+    Args:
+        tools: the tools the model may call.
+        max_turns: most generated model turns.
+        malformed: include malformed calls.
+        protocol: mix in this provider's faults.
+        steering / follow_ups: False for sessions without that callback.
+        max_iterations: the largest cap to draw (None: never a cap); runs without a cap occur too.
+
+    Example::
+
+        @given(sessions([add]))
+        def test_every_call_gets_a_result(session):
+            result = session.run([add])
+            assert all(...)
+    """
+    if max_iterations is not None and max_iterations < 1:
+        raise UsageError(f"sessions(max_iterations={max_iterations}): give a cap of at least 1, or None for no cap")
+    base = scripts(tools, max_turns=max_turns, malformed=malformed, protocol=protocol)
+    steer = st.none() | steering_schedules() if steering else st.none()
+    follow = st.none() | follow_up_schedules() if follow_ups else st.none()
+    cap = st.none() | st.integers(min_value=1, max_value=max_iterations) if max_iterations is not None else st.none()
+
+    def build(parts: tuple[Script, Schedule | None, Schedule | None, int | None]) -> Session:
+        script, s, f, c = parts
+        extra = sum(len(x.messages) for x in (s, f) if x is not None) + 1
+        padded = Script([*script, *[Turn(text=f"pad {i}") for i in range(extra)]])
+        return Session(script=padded, steering=s, follow_ups=f, max_iterations=c)
+
+    return st.tuples(base, steer, follow, cap).map(build)

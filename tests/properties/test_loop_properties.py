@@ -14,7 +14,7 @@ from loopkit.errors import ScriptExhausted
 from loopkit.fakes import ScriptedProvider
 from loopkit.runtime import TickClock
 from loopkit.script import Script, Turn
-from loopkit.strategies import follow_up_schedules, scripts, steering_schedules
+from loopkit.strategies import follow_up_schedules, scripts, sessions, steering_schedules
 
 TOOL_SPECS = Probe().tools()  # for the strategies: names and schemas only
 
@@ -86,3 +86,11 @@ def test_nothing_a_tool_raises_escapes(data):
     assert result.reason == "stop"
     for mode, res in zip(modes, result.tool_results):
         assert res.is_error == (mode != "ok") and res.text.strip()
+
+
+@given(sessions(TOOL_SPECS, protocol="gemini"))
+def test_whole_sessions_keep_the_contract(session):
+    probe = Probe()
+    result = session.run(probe.tools(), on_event=probe.on_event)
+    assert not isinstance(result.error, ScriptExhausted), "the padded script ran out"
+    check_run(result, session.provider.requests, probe, cap=session.max_iterations, schedules=[session.steering, session.follow_ups])

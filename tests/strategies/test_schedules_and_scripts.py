@@ -14,7 +14,7 @@ from loopkit.errors import UsageError
 from loopkit.fakes import ScriptedProvider
 from loopkit.messages import UserMessage
 from loopkit.script import HttpFault, MidStreamError, Script, Turn
-from loopkit.strategies import Schedule, follow_up_schedules, scripts, steering_schedules
+from loopkit.strategies import Schedule, follow_up_schedules, scripts, sessions, steering_schedules
 
 
 
@@ -117,3 +117,18 @@ def test_bad_input_raises_eagerly(call, message):
 def test_schedule_accepts_messages():
     m = UserMessage(content="hi")
     assert Schedule({1: [m]})() == [m]
+
+
+@given(sessions(TOOLS, protocol="openai_chat"))
+def test_sessions_run_through_the_loop(session):
+    assert isinstance(session.script, Script)
+    result = session.run(TOOLS)
+    assert result.reason in ("stop", "error", "max_iterations")
+    if session.max_iterations is not None:
+        assert result.model_calls <= session.max_iterations
+    assert session.provider.requests and len(session.provider.requests) == result.model_calls
+
+
+def test_sessions_validate_the_cap():
+    with pytest.raises(UsageError, match="max_iterations"):
+        sessions(TOOLS, max_iterations=0)
