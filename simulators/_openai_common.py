@@ -8,12 +8,13 @@ and Responses (spec/wire.md §1.5, §2.5), with ``x-request-id`` and, on 429, ``
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from loopkit.messages import Usage
 from loopkit.script import Turn
 
-from ._core import SimResponse
+from ._core import SimRequest, SimResponse, Simulator
 
 # status -> (type, code, message) the API sends when the script gives none
 _DEFAULTS: dict[int, tuple[str, str | None, str]] = {
@@ -97,3 +98,41 @@ def token_counts(turn: Turn, request_body: bytes, output_chars: int) -> tuple[in
     prompt = u.input + u.cache_read + u.cache_write
     total = u.total_tokens or prompt + u.output
     return prompt, u.output, total, u.cache_read, u.cache_write
+
+
+class OpenAISimulator(Simulator):
+    """What both OpenAI simulators do alike: a fixed ``created`` time, the request body parsed
+    once per request, ``stream: true`` detection and the error responses.
+
+    Args:
+        script / model / chunk_size: as :class:`~simulators._core.Simulator`.
+        created: the timestamp every answer carries (fixed, for snapshots).
+    """
+
+    base_path = "/v1"
+
+    def __init__(self, script: Any, *, model: str = "sim-model", chunk_size: int = 8, created: int = 1_700_000_000) -> None:
+        super().__init__(script, model=model, chunk_size=chunk_size)
+        self.created = created
+        self._parsed: tuple[SimRequest | None, Any] = (None, None)
+
+    def body(self, request: SimRequest) -> Any:
+        """The request's JSON body, parsed once (a request's body is read by several hooks)."""
+        if self._parsed[0] is not request:
+            self._parsed = (request, request.json)
+        return self._parsed[1]
+
+    def options(self, request: SimRequest) -> Mapping[str, Any]:
+        """The body when it is a JSON object, else an empty mapping."""
+        body = self.body(request)
+        return body if isinstance(body, Mapping) else {}
+
+    def wants_stream(self, request: SimRequest, route: str) -> bool:
+        return self.options(request).get("stream") is True
+
+    def bad_request(self, message: str, param: str | None = None, code: str | None = None) -> SimResponse:
+        """A 400 ``invalid_request_error`` naming ``param``."""
+        return error_response(400, error_body(400, message, param=param, code=code), self.new_id("req_sim"))
+
+    def error_response(self, status: int, message: str | None = None, error_type: str | None = None, *, retry_after: float | None = None) -> SimResponse:
+        return error_response(status, error_body(status, message, error_type), self.new_id("req_sim"), retry_after=retry_after)

@@ -19,21 +19,13 @@ from typing import Any
 
 from loopkit.script import MidStreamError, Turn
 
-from ._core import SimRequest, SimResponse, Simulator, json_response, sse
-from ._openai_common import (
-    BASE_HEADERS,
-    STREAM_HEADERS,
-    arguments_text,
-    error_body,
-    error_response,
-    split_arbitrarily,
-    token_counts,
-)
+from ._core import SimRequest, SimResponse, json_response, sse
+from ._openai_common import BASE_HEADERS, STREAM_HEADERS, OpenAISimulator, arguments_text, split_arbitrarily, token_counts
 
 _FINISH = {"stop": "stop", "toolUse": "tool_calls", "length": "length", "error": "stop", "aborted": "stop"}
 
 
-class OpenAIChatSimulator(Simulator):
+class OpenAIChatSimulator(OpenAISimulator):
     """Answers ``/v1/chat/completions`` from a Script.
 
     Args:
@@ -42,11 +34,6 @@ class OpenAIChatSimulator(Simulator):
     """
 
     protocol = "openai_chat"
-    base_path = "/v1"
-
-    def __init__(self, script: Any, *, model: str = "sim-model", chunk_size: int = 8, created: int = 1_700_000_000) -> None:
-        super().__init__(script, model=model, chunk_size=chunk_size)
-        self.created = created
 
     # --- request side ---------------------------------------------------------------------
 
@@ -55,32 +42,27 @@ class OpenAIChatSimulator(Simulator):
             return "chat"
         return None
 
-    def wants_stream(self, request: SimRequest, route: str) -> bool:
-        body = request.json
-        return isinstance(body, Mapping) and body.get("stream") is True
 
-    def _bad(self, message: str, param: str | None = None, code: str | None = None) -> SimResponse:
-        return error_response(400, error_body(400, message, param=param, code=code), self.new_id("req_sim"))
 
     def validate(self, request: SimRequest, route: str) -> SimResponse | None:
-        body = request.json
+        body = self.body(request)
         if not isinstance(body, Mapping):
-            return self._bad(
+            return self.bad_request(
                 "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP "
                 "library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
             )
         if not body.get("model"):
-            return self._bad("you must provide a model parameter")
+            return self.bad_request("you must provide a model parameter")
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
-            return self._bad("Missing required parameter: 'messages'.", "messages", "missing_required_parameter")
+            return self.bad_request("Missing required parameter: 'messages'.", "messages", "missing_required_parameter")
         if not body.get("tools"):
             if "parallel_tool_calls" in body:
-                return self._bad("parallel_tool_calls is only allowed when 'tools' are specified", "parallel_tool_calls")
+                return self.bad_request("parallel_tool_calls is only allowed when 'tools' are specified", "parallel_tool_calls")
             if "tool_choice" in body:
-                return self._bad("Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.", "tool_choice")
+                return self.bad_request("Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.", "tool_choice")
         if "stream_options" in body and body.get("stream") is not True:
-            return self._bad("The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options")
+            return self.bad_request("The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options")
         return self._check_tool_messages(messages)
 
     def _check_tool_messages(self, messages: list[Any]) -> SimResponse | None:
@@ -90,7 +72,7 @@ class OpenAIChatSimulator(Simulator):
             role = m.get("role") if isinstance(m, Mapping) else None
             if role == "tool":
                 if m.get("tool_call_id") not in waiting:
-                    return self._bad(
+                    return self.bad_request(
                         "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
                         f"messages.[{i}].role",
                     )
@@ -104,14 +86,12 @@ class OpenAIChatSimulator(Simulator):
         return self._unanswered(waiting, waiting_at) if waiting else None
 
     def _unanswered(self, ids: list[str], at: int) -> SimResponse:
-        return self._bad(
+        return self.bad_request(
             "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. "
             f"The following tool_call_ids did not have response messages: {', '.join(map(str, ids))}",
             f"messages.[{at}].role",
         )
 
-    def error_response(self, status: int, message: str | None = None, error_type: str | None = None, *, retry_after: float | None = None) -> SimResponse:
-        return error_response(status, error_body(status, message, error_type), self.new_id("req_sim"), retry_after=retry_after)
 
     # --- answers --------------------------------------------------------------------------
 
@@ -133,7 +113,7 @@ class OpenAIChatSimulator(Simulator):
         }
 
     def _model(self, request: SimRequest) -> str:
-        body = request.json
+        body = self.body(request)
         return str(body.get("model")) if isinstance(body, Mapping) and body.get("model") else self.model
 
     def render_body(self, request: SimRequest, route: str, turn: Turn) -> SimResponse:
@@ -156,7 +136,7 @@ class OpenAIChatSimulator(Simulator):
         return json_response(200, body, {"x-request-id": self.new_id("req_sim"), **BASE_HEADERS})
 
     def render_stream(self, request: SimRequest, route: str, turn: Turn) -> tuple[dict[str, str], list[bytes]]:
-        body = request.json
+        body = self.body(request)
         opts = body.get("stream_options") if isinstance(body, Mapping) else None
         include_usage = isinstance(opts, Mapping) and opts.get("include_usage") is True
         head = {"id": self.new_id("chatcmpl-sim"), "object": "chat.completion.chunk", "created": self.created, "model": self._model(request), "system_fingerprint": "fp_sim"}

@@ -21,19 +21,11 @@ from typing import Any
 
 from loopkit.script import MidStreamError, Turn
 
-from ._core import SimRequest, SimResponse, Simulator, json_response, sse
-from ._openai_common import (
-    BASE_HEADERS,
-    STREAM_HEADERS,
-    arguments_text,
-    error_body,
-    error_response,
-    split_arbitrarily,
-    token_counts,
-)
+from ._core import SimRequest, SimResponse, json_response, sse
+from ._openai_common import BASE_HEADERS, STREAM_HEADERS, OpenAISimulator, arguments_text, split_arbitrarily, token_counts
 
 
-class OpenAIResponsesSimulator(Simulator):
+class OpenAIResponsesSimulator(OpenAISimulator):
     """Answers ``/v1/responses`` from a Script.
 
     Args:
@@ -42,11 +34,6 @@ class OpenAIResponsesSimulator(Simulator):
     """
 
     protocol = "openai_responses"
-    base_path = "/v1"
-
-    def __init__(self, script: Any, *, model: str = "sim-model", chunk_size: int = 8, created: int = 1_700_000_000) -> None:
-        super().__init__(script, model=model, chunk_size=chunk_size)
-        self.created = created
 
     # --- request side ---------------------------------------------------------------------
 
@@ -55,22 +42,17 @@ class OpenAIResponsesSimulator(Simulator):
             return "responses"
         return None
 
-    def wants_stream(self, request: SimRequest, route: str) -> bool:
-        body = request.json
-        return isinstance(body, Mapping) and body.get("stream") is True
 
-    def _bad(self, message: str, param: str | None = None, code: str | None = None) -> SimResponse:
-        return error_response(400, error_body(400, message, param=param, code=code), self.new_id("req_sim"))
 
     def validate(self, request: SimRequest, route: str) -> SimResponse | None:
-        body = request.json
+        body = self.body(request)
         if not isinstance(body, Mapping):
-            return self._bad("We could not parse the JSON body of your request. The OpenAI API expects a JSON payload.")
+            return self.bad_request("We could not parse the JSON body of your request. The OpenAI API expects a JSON payload.")
         if not body.get("model"):
-            return self._bad("Missing required parameter: 'model'.", "model", "missing_required_parameter")
+            return self.bad_request("Missing required parameter: 'model'.", "model", "missing_required_parameter")
         items = body.get("input")
         if not isinstance(items, (str, list)):
-            return self._bad("Missing required parameter: 'input'.", "input", "missing_required_parameter")
+            return self.bad_request("Missing required parameter: 'input'.", "input", "missing_required_parameter")
         known: set[str] = set()
         for item in items if isinstance(items, list) else ():
             if not isinstance(item, Mapping):
@@ -78,16 +60,14 @@ class OpenAIResponsesSimulator(Simulator):
             if item.get("type") == "function_call":
                 known.update(str(item[k]) for k in ("call_id", "id") if item.get(k))
             elif item.get("type") == "function_call_output" and str(item.get("call_id")) not in known:
-                return self._bad(f"No tool call found for function call output with call_id {item.get('call_id')}.", "input")
+                return self.bad_request(f"No tool call found for function call output with call_id {item.get('call_id')}.", "input")
         return None
 
-    def error_response(self, status: int, message: str | None = None, error_type: str | None = None, *, retry_after: float | None = None) -> SimResponse:
-        return error_response(status, error_body(status, message, error_type), self.new_id("req_sim"), retry_after=retry_after)
 
     # --- answers --------------------------------------------------------------------------
 
     def _skeleton(self, request: SimRequest, response_id: str) -> dict[str, Any]:
-        body = request.json if isinstance(request.json, Mapping) else {}
+        body = self.options(request)
         return {
             "id": response_id,
             "object": "response",

@@ -7,11 +7,11 @@ Both adapters subclass :class:`OpenAIHttpProvider`; the codecs themselves live i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..errors import StreamError
-from ..messages import ImageContent, TextContent, Usage
+from ..messages import ImageContent, Message, TextContent, Usage
 from ._http import HttpProvider
 
 
@@ -24,6 +24,13 @@ class OpenAIHttpProvider(HttpProvider):
 
     def auth_headers(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
+
+    def wire_history(self) -> WireHistory:
+        """This provider's :class:`WireHistory` (made on first use; the base owns ``__init__``)."""
+        history = self.__dict__.get("_wire_history")
+        if history is None:
+            history = self.__dict__["_wire_history"] = WireHistory()
+        return history
 
 
 def usage_from(
@@ -71,3 +78,30 @@ def result_text(blocks: list[Any]) -> str:
     """The text of a tool result's blocks, joined with newlines (OpenAI has no error flag, so an
     ``is_error`` result reaches the model as its text alone; spec/loop.md §8.2)."""
     return "\n".join(b.text for b in blocks if isinstance(b, TextContent))
+
+
+class WireHistory:
+    """The wire form of the previous request's messages, reused by identity.
+
+    The loop resends its whole append-only history on every call; converting only the messages
+    that were not in the previous request keeps a round's cost to the unavoidable JSON encoding.
+    Messages are treated as immutable once sent (the loop never edits them).
+    """
+
+    __slots__ = ("_messages", "_wire")
+
+    def __init__(self) -> None:
+        self._messages: list[Message] = []
+        self._wire: list[list[dict[str, Any]]] = []
+
+    def convert(self, messages: Iterable[Message], one: Callable[[Message], list[dict[str, Any]]]) -> list[tuple[Message, list[dict[str, Any]]]]:
+        """``(message, wire entries)`` for each message; ``one`` converts a message not seen last time."""
+        old_m, old_w = self._messages, self._wire
+        new_m: list[Message] = []
+        new_w: list[list[dict[str, Any]]] = []
+        n = len(old_m)
+        for i, m in enumerate(messages):
+            new_m.append(m)
+            new_w.append(old_w[i] if i < n and old_m[i] is m else one(m))
+        self._messages, self._wire = new_m, new_w
+        return list(zip(new_m, new_w))

@@ -48,7 +48,7 @@ from ..messages import (
 )
 from ..provider import ModelRequest, forced_tool_name
 from ._http import HttpCall, json_or_wire_error
-from ._openai_common import OpenAIHttpProvider, image_url, result_text, stream_error, usage_from
+from ._openai_common import OpenAIHttpProvider, WireHistory, image_url, result_text, stream_error, usage_from
 from ._sse import SSEDecoder
 
 API = "openai_chat"
@@ -57,10 +57,14 @@ _FINISH = {"stop": "stop", "length": "length", "tool_calls": "toolUse", "functio
 # --- request ------------------------------------------------------------------------------------
 
 
-def build_body(request: ModelRequest, *, model: str, stream: bool = True) -> dict[str, Any]:
+def build_body(request: ModelRequest, *, model: str, stream: bool = True, history: WireHistory | None = None) -> dict[str, Any]:
     """The Chat Completions body for ``request`` (tool_choice and parallel flag per spec/loop.md
-    §8.1: both omitted without tools; ``parallel_tool_calls`` sent only when False)."""
-    body: dict[str, Any] = {"model": request.model or model, "messages": chat_messages(request)}
+    §8.1: both omitted without tools; ``parallel_tool_calls`` sent only when False).
+
+    Args:
+        history: reuses the previous request's converted messages (see :class:`WireHistory`).
+    """
+    body: dict[str, Any] = {"model": request.model or model, "messages": chat_messages(request, history)}
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
@@ -82,7 +86,7 @@ def build_body(request: ModelRequest, *, model: str, stream: bool = True) -> dic
     return body
 
 
-def chat_messages(request: ModelRequest) -> list[dict[str, Any]]:
+def chat_messages(request: ModelRequest, history: WireHistory | None = None) -> list[dict[str, Any]]:
     """The ``messages`` array: system prompt, then the history in Chat form.
 
     An assistant message that ended in ``error``/``aborted`` is left out, with any results of its
@@ -92,21 +96,23 @@ def chat_messages(request: ModelRequest) -> list[dict[str, Any]]:
     if request.system:
         out.append({"role": "system", "content": request.system})
     dropped: set[str] = set()
-    for m in request.iter_messages():
-        if isinstance(m, UserMessage):
-            out.append({"role": "user", "content": _user_content(m.content)})
-        elif isinstance(m, AssistantMessage):
-            if m.stop_reason in ("error", "aborted"):
-                dropped.update(c.id for c in m.tool_calls)
-                continue
-            entry = _assistant(m)
-            if entry is not None:
-                out.append(entry)
-        elif isinstance(m, ToolResultMessage):
-            if m.tool_call_id in dropped:
-                continue
-            out.append({"role": "tool", "tool_call_id": m.tool_call_id, "content": result_text(m.content)})
+    for m, entries in (history or WireHistory()).convert(request.iter_messages(), _message):
+        if isinstance(m, AssistantMessage) and m.stop_reason in ("error", "aborted"):
+            dropped.update(c.id for c in m.tool_calls)
+        elif not (isinstance(m, ToolResultMessage) and m.tool_call_id in dropped):
+            out.extend(entries)
     return out
+
+
+def _message(m: Any) -> list[dict[str, Any]]:
+    if isinstance(m, UserMessage):
+        return [{"role": "user", "content": _user_content(m.content)}]
+    if isinstance(m, AssistantMessage):
+        entry = _assistant(m)
+        return [] if entry is None else [entry]
+    if isinstance(m, ToolResultMessage):
+        return [{"role": "tool", "tool_call_id": m.tool_call_id, "content": result_text(m.content)}]
+    raise UsageError(f"{API}: cannot send a {type(m).__name__} as a message")
 
 
 def _user_content(content: Any) -> Any:
@@ -324,7 +330,7 @@ class OpenAIChatProvider(OpenAIHttpProvider):
     api = API
 
     def build_request(self, request: ModelRequest) -> HttpCall:
-        return HttpCall(method="POST", path="/chat/completions", json=build_body(request, model=self.model, stream=self.streaming))
+        return HttpCall(method="POST", path="/chat/completions", json=build_body(request, model=self.model, stream=self.streaming, history=self.wire_history()))
 
     def stream_decoder(self) -> ChatStreamDecoder:
         return ChatStreamDecoder()

@@ -55,7 +55,7 @@ from ..messages import (
 )
 from ..provider import ModelRequest, forced_tool_name
 from ._http import HttpCall, json_or_wire_error
-from ._openai_common import OpenAIHttpProvider, image_url, result_text, stream_error, usage_from
+from ._openai_common import OpenAIHttpProvider, WireHistory, image_url, result_text, stream_error, usage_from
 from ._sse import SSEDecoder
 
 API = "openai_responses"
@@ -63,9 +63,13 @@ API = "openai_responses"
 # --- request ------------------------------------------------------------------------------------
 
 
-def build_body(request: ModelRequest, *, model: str, stream: bool = True) -> dict[str, Any]:
-    """The Responses body for ``request`` (tool_choice and parallel flag per spec/loop.md §8.1)."""
-    body: dict[str, Any] = {"model": request.model or model, "input": input_items(request)}
+def build_body(request: ModelRequest, *, model: str, stream: bool = True, history: WireHistory | None = None) -> dict[str, Any]:
+    """The Responses body for ``request`` (tool_choice and parallel flag per spec/loop.md §8.1).
+
+    Args:
+        history: reuses the previous request's converted messages (see :class:`WireHistory`).
+    """
+    body: dict[str, Any] = {"model": request.model or model, "input": input_items(request, history)}
     if request.system:
         body["instructions"] = request.system
     if stream:
@@ -88,23 +92,29 @@ def build_body(request: ModelRequest, *, model: str, stream: bool = True) -> dic
     return body
 
 
-def input_items(request: ModelRequest) -> list[dict[str, Any]]:
+def input_items(request: ModelRequest, history: WireHistory | None = None) -> list[dict[str, Any]]:
     """The ``input`` items for the history. Assistant messages that ended in ``error``/``aborted``
     are left out with the results of their calls (they may be half-written)."""
     out: list[dict[str, Any]] = []
     dropped: set[str] = set()
-    for m in request.iter_messages():
-        if isinstance(m, UserMessage):
-            out.append({"role": "user", "content": _user_content(m.content)})
-        elif isinstance(m, AssistantMessage):
-            if m.stop_reason in ("error", "aborted"):
-                dropped.update(c.id for c in m.tool_calls)
-                continue
-            _assistant_items(m, out)
-        elif isinstance(m, ToolResultMessage):
-            if m.tool_call_id not in dropped:
-                out.append({"type": "function_call_output", "call_id": m.tool_call_id, "output": _output(m)})
+    for m, items in (history or WireHistory()).convert(request.iter_messages(), _items):
+        if isinstance(m, AssistantMessage) and m.stop_reason in ("error", "aborted"):
+            dropped.update(c.id for c in m.tool_calls)
+        elif not (isinstance(m, ToolResultMessage) and m.tool_call_id in dropped):
+            out.extend(items)
     return out
+
+
+def _items(m: Any) -> list[dict[str, Any]]:
+    if isinstance(m, UserMessage):
+        return [{"role": "user", "content": _user_content(m.content)}]
+    if isinstance(m, AssistantMessage):
+        out: list[dict[str, Any]] = []
+        _assistant_items(m, out)
+        return out
+    if isinstance(m, ToolResultMessage):
+        return [{"type": "function_call_output", "call_id": m.tool_call_id, "output": _output(m)}]
+    raise UsageError(f"{API}: cannot send a {type(m).__name__} as an input item")
 
 
 def _user_content(content: Any) -> Any:
@@ -474,7 +484,7 @@ class OpenAIResponsesProvider(OpenAIHttpProvider):
     api = API
 
     def build_request(self, request: ModelRequest) -> HttpCall:
-        return HttpCall(method="POST", path="/responses", json=build_body(request, model=self.model, stream=self.streaming))
+        return HttpCall(method="POST", path="/responses", json=build_body(request, model=self.model, stream=self.streaming, history=self.wire_history()))
 
     def stream_decoder(self) -> ResponsesStreamDecoder:
         return ResponsesStreamDecoder()
