@@ -69,6 +69,23 @@ def loop_rows(protocol: str, adapter: type, rounds: int, reps: int = 5) -> dict:
         return time.perf_counter() - t
 
     floor_s = _median(floor, reps)
+
+    def raw_httpx() -> float:
+        """The same request bodies through a bare httpx client and a fresh simulator: the part of
+        a round that is httpx + simulator, with no adapter and no loop."""
+        import httpx
+
+        sim = simulators.create(protocol, script(rounds))
+        path = "/v1/chat/completions" if protocol == "openai_chat" else "/v1/responses"
+        with httpx.Client(transport=simulators.transport(sim), base_url="http://sim") as client:
+            t = time.perf_counter()
+            for body in bodies:
+                with client.stream("POST", path, content=body, headers={"content-type": "application/json"}) as response:
+                    for _ in response.iter_bytes():
+                        pass
+            return time.perf_counter() - t
+
+    httpx_s = _median(raw_httpx, reps)
     per = 1e6 / rounds
     return {
         "protocol": protocol,
@@ -76,6 +93,7 @@ def loop_rows(protocol: str, adapter: type, rounds: int, reps: int = 5) -> dict:
         "adapter_sim_us": round(adapter_s * per, 1),
         "scripted_us": round(scripted_s * per, 1),
         "floor_us": round(floor_s * per, 1),
+        "httpx_sim_only_us": round(httpx_s * per, 1),
         "x_floor": round(adapter_s / floor_s, 2),
     }
 

@@ -15,7 +15,6 @@ Script mapping: ``Turn.thinking`` becomes a reasoning item whose summary is the 
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -152,11 +151,12 @@ class OpenAIResponsesSimulator(OpenAISimulator):
 
     def render_stream(self, request: SimRequest, route: str, turn: Turn) -> tuple[dict[str, str], list[bytes]]:
         size = turn.chunk_size or self.chunk_size
-        response = self._skeleton(request, self.new_id("resp_sim"))
+        response_id = self.new_id("resp_sim")
+        response = self._skeleton(request, response_id)
         items = self._items(turn)
         payloads: list[dict[str, Any]] = [
-            {"type": "response.created", "response": copy.deepcopy(response)},
-            {"type": "response.in_progress", "response": copy.deepcopy(response)},
+            {"type": "response.created", "response": self._skeleton(request, response_id)},
+            {"type": "response.in_progress", "response": self._skeleton(request, response_id)},
         ]
         for n, item in enumerate(items):
             payloads += self._item_events(n, item, size)
