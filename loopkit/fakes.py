@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
@@ -77,13 +78,20 @@ def turn_events(turn: Turn, *, ids: Callable[[], str], chunk_size: int = 16, api
         index += 1
     if turn.text is not None:
         events.append(TextStartEvent(content_index=index))
-        events.extend([TextDeltaEvent(content_index=index, delta=p) for p in _pieces(turn.text, size)])
+        text = turn.text
+        if len(text) <= size:
+            events.append(TextDeltaEvent(content_index=index, delta=text))
+        else:
+            events.extend([TextDeltaEvent(content_index=index, delta=p) for p in _pieces(text, size)])
         events.append(TextEndEvent(content_index=index))
         index += 1
     for c in turn.tool_calls:
         raw = c.arguments if isinstance(c.arguments, str) else _ENCODE(c.arguments if type(c.arguments) is dict else dict(c.arguments))
         events.append(ToolCallStartEvent(content_index=index, id=c.id or ids(), name=c.name))
-        events.extend([ToolCallDeltaEvent(content_index=index, delta=p) for p in _pieces(raw, size)])
+        if len(raw) <= size:
+            events.append(ToolCallDeltaEvent(content_index=index, delta=raw))
+        else:
+            events.extend([ToolCallDeltaEvent(content_index=index, delta=p) for p in _pieces(raw, size)])
         events.append(ToolCallEndEvent(content_index=index, thought_signature=c.thought_signature))
         index += 1
     reason = turn.resolved_stop_reason
@@ -116,7 +124,8 @@ class ScriptedProvider(BaseProvider):
         retry: how to treat an :class:`HttpFault` turn: by default it raises the typed
             :class:`ProviderError` at once; with a policy, a retryable status consumes the next
             turn after the policy's (injected) sleep, as an HTTP adapter would.
-        sleep: how :class:`Delay` faults wait (inject a fake to keep tests instant).
+        sleep: how :class:`Delay` faults wait (inject a fake to keep tests instant); retry
+            waits use the policy's own ``sleep``, as the HTTP adapters do.
         ids: the tool-call id factory for calls the script gives no id.
 
     Attributes:
@@ -147,7 +156,8 @@ class ScriptedProvider(BaseProvider):
         return self._next
 
     def _take(self) -> Turn:
-        if self._next >= len(self.script):
+        turns = self.script.turns
+        if self._next >= len(turns):
             n = len(self.requests)
             raise ScriptExhausted(
                 f"ScriptedProvider: model call {n} has no turn to answer with (the script has "
@@ -155,7 +165,7 @@ class ScriptedProvider(BaseProvider):
                 call_number=n,
                 turns=len(self.script),
             )
-        turn = self.script[self._next]
+        turn = turns[self._next]
         self._next += 1
         return turn
 
@@ -185,7 +195,7 @@ class ScriptedProvider(BaseProvider):
             wait = self.retry.delay(attempt, err)
             if wait is None:
                 raise err
-            self.sleep(wait)
+            self.retry.sleep(wait)
             attempt += 1
             turn = self._take()
         events = turn_events(turn, ids=self.ids, chunk_size=self.chunk_size, model=self.model)
@@ -206,12 +216,50 @@ class ScriptedProvider(BaseProvider):
             )
 
 
+def _run_coroutine(awaitable: Any) -> Any:
+    """Await ``awaitable`` from sync code: on a private loop, or on a worker thread when this
+    thread already runs one (``run()`` called from async code), where a nested loop cannot run."""
+
+    async def wait() -> Any:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wait())
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(wait())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="loopkit-function-provider")
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+async def _drain(events: Any) -> tuple[list[Any], Exception | None]:
+    out: list[Any] = []
+    try:
+        async for event in events:
+            out.append(event)
+    except Exception as exc:  # noqa: BLE001 - re-raised after the events that preceded it
+        return out, exc
+    return out, None
+
+
 class FunctionProvider(BaseProvider):
     """Answers with a function of the request (sync or async).
 
     The function returns a :class:`Turn`, a string (a text answer), a finished
     :class:`AssistantMessage` (sent as a single ``done`` event with no ``start``), or an iterable
-    of stream events (sent as they are: the way to test a provider that misbehaves).
+    or async iterable of stream events (sent as they are: the way to test a provider that
+    misbehaves).
     """
 
     def __init__(self, fn: Callable[[ModelRequest], Any], *, chunk_size: int = 16, ids: Callable[[], str] | None = None) -> None:
@@ -237,11 +285,15 @@ class FunctionProvider(BaseProvider):
         self.requests.append(request)
         answer = self.fn(request)
         if inspect.isawaitable(answer):
-            loop = asyncio.new_event_loop()
-            try:
-                answer = loop.run_until_complete(answer)
-            finally:
-                loop.close()
+            answer = _run_coroutine(answer)
+        if hasattr(answer, "__aiter__"):
+            # an async iterator of events, driven from sync code: drain it, then replay what it
+            # sent and the error it stopped with, so a failure still comes after its events
+            events, error = _run_coroutine(_drain(answer))
+            yield from events
+            if error is not None:
+                raise error
+            return
         yield from self._events(answer)
 
     async def astream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:

@@ -63,7 +63,8 @@ class SimulatorTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         self._sleep, self._asleep = sleep, asleep
 
     def _sim_request(self, request: httpx.Request, body: bytes) -> SimRequest:
-        return SimRequest.from_url(request.method, str(request.url), request.headers, body)
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in request.headers.raw}
+        return SimRequest.from_url(request.method, str(request.url), headers, body)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         resp = self.simulator.handle(self._sim_request(request, request.read()))
@@ -76,6 +77,7 @@ class SimulatorTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in separate writes: avoid the 40 ms ACK wait
     server: _Server
 
     def log_message(self, format: str, *args: object) -> None:  # quiet: tests read sim.requests
@@ -158,7 +160,7 @@ class ServedSimulator:
         self.port = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self.base_url = self.url + simulator.base_path
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name=f"loopkit-sim-{simulator.protocol}", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name=f"loopkit-sim-{simulator.protocol}", daemon=True)
 
     @property
     def requests(self) -> list[SimRequest]:
