@@ -1,8 +1,9 @@
 """Shared measuring code for ``wire_openai_chat.py`` and ``wire_openai_responses.py``.
 
 Per loop round: ``loopkit.run`` through an adapter and its in-process simulator transport, beside
-the ScriptedProvider and the floor (one ``json.dumps`` + ``json.loads`` of each request body the
-simulator received, i.e. what any client and server must at least do with the whole history).
+the ScriptedProvider, the simulator's own share (the same bodies handed to a fresh sans-IO
+simulator) and the floor (one ``json.dumps`` + ``json.loads`` of each request body the simulator
+received, i.e. what any client and server must at least do with the whole history).
 Stream parsing: loopkit's codec vs the official SDK's own parser on the same simulator bytes.
 """
 
@@ -70,22 +71,17 @@ def loop_rows(protocol: str, adapter: type, rounds: int, reps: int = 5) -> dict:
 
     floor_s = _median(floor, reps)
 
-    def raw_httpx() -> float:
-        """The same request bodies through a bare httpx client and a fresh simulator: the part of
-        a round that is httpx + simulator, with no adapter and no loop."""
-        import httpx
-
+    def simulator_only() -> float:
+        """The same request bodies straight into a fresh sans-IO simulator: the simulator's share
+        of a round (no HTTP, no adapter, no loop)."""
         sim = simulators.create(protocol, script(rounds))
         path = "/v1/chat/completions" if protocol == "openai_chat" else "/v1/responses"
-        with httpx.Client(transport=simulators.transport(sim), base_url="http://sim") as client:
-            t = time.perf_counter()
-            for body in bodies:
-                with client.stream("POST", path, content=body, headers={"content-type": "application/json"}) as response:
-                    for _ in response.iter_bytes():
-                        pass
-            return time.perf_counter() - t
+        t = time.perf_counter()
+        for body in bodies:
+            sim.handle(simulators.SimRequest(method="POST", path=path, headers={"content-type": "application/json"}, body=body))
+        return time.perf_counter() - t
 
-    httpx_s = _median(raw_httpx, reps)
+    sim_s = _median(simulator_only, reps)
     per = 1e6 / rounds
     return {
         "protocol": protocol,
@@ -93,7 +89,7 @@ def loop_rows(protocol: str, adapter: type, rounds: int, reps: int = 5) -> dict:
         "adapter_sim_us": round(adapter_s * per, 1),
         "scripted_us": round(scripted_s * per, 1),
         "floor_us": round(floor_s * per, 1),
-        "httpx_sim_only_us": round(httpx_s * per, 1),
+        "simulator_only_us": round(sim_s * per, 1),
         "x_floor": round(adapter_s / floor_s, 2),
     }
 

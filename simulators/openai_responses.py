@@ -15,6 +15,7 @@ Script mapping: ``Turn.thinking`` becomes a reasoning item whose summary is the 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -151,18 +152,20 @@ class OpenAIResponsesSimulator(OpenAISimulator):
 
     def render_stream(self, request: SimRequest, route: str, turn: Turn) -> tuple[dict[str, str], list[bytes]]:
         size = turn.chunk_size or self.chunk_size
-        response_id = self.new_id("resp_sim")
-        response = self._skeleton(request, response_id)
-        items = self._items(turn)
-        payloads: list[dict[str, Any]] = [
-            {"type": "response.created", "response": self._skeleton(request, response_id)},
-            {"type": "response.in_progress", "response": self._skeleton(request, response_id)},
+        response = self._skeleton(request, self.new_id("resp_sim"))
+        # the two lifecycle events carry the same in-progress snapshot: encode it once
+        snapshot = json.dumps(response, ensure_ascii=False, separators=(",", ":"))
+        events = [
+            sse(f'{{"type":"{kind}","sequence_number":{seq},"response":{snapshot}}}', event=kind)
+            for seq, kind in enumerate(("response.created", "response.in_progress"))
         ]
+        items = self._items(turn)
+        payloads: list[dict[str, Any]] = []
         for n, item in enumerate(items):
             payloads += self._item_events(n, item, size)
         terminal = self._finish(response, request, turn, items)
         payloads.append({"type": terminal, "response": response})
-        events = [sse({"type": p["type"], "sequence_number": seq, **p}, event=p["type"]) for seq, p in enumerate(payloads)]
+        events += [sse({"type": p["type"], "sequence_number": seq, **p}, event=p["type"]) for seq, p in enumerate(payloads, start=len(events))]
         return {**STREAM_HEADERS, "x-request-id": self.new_id("req_sim")}, events
 
     def _item_events(self, n: int, item: dict[str, Any], size: int) -> list[dict[str, Any]]:

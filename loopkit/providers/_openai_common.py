@@ -7,7 +7,7 @@ Both adapters subclass :class:`OpenAIHttpProvider`; the codecs themselves live i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..errors import StreamError
@@ -44,8 +44,8 @@ def usage_from(
         details: ``prompt_tokens_details`` / ``input_tokens_details`` (may be None).
     """
     prompt = _int(input_tokens)
-    cached = _int(details.get("cached_tokens")) if isinstance(details, Mapping) else 0
-    written = _int(details.get(cache_write_key)) if isinstance(details, Mapping) else 0
+    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else 0
+    written = _int(details.get(cache_write_key)) if isinstance(details, dict) else 0
     output = _int(output_tokens)
     total = _int(total_tokens) or prompt + output
     return Usage(input=max(prompt - cached - written, 0), output=output, cache_read=cached, cache_write=written, total_tokens=total)
@@ -57,7 +57,7 @@ def _int(value: Any) -> int:
 
 def stream_error(error: Any, *, api: str, fallback: str = "error during the stream") -> StreamError:
     """A :class:`StreamError` from an OpenAI error object (``{"message","type","code","param"}``)."""
-    if not isinstance(error, Mapping):
+    if not isinstance(error, dict):
         return StreamError(str(error) if error else fallback, provider=api, body=error)
     message = error.get("message")
     error_type = error.get("type") or error.get("code")

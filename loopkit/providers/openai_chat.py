@@ -197,7 +197,7 @@ class ChatStreamDecoder:
             self._done = True
             return
         chunk = json_or_wire_error(data, f"{API} stream chunk")
-        if not isinstance(chunk, Mapping):
+        if not isinstance(chunk, dict):
             return
         if chunk.get("error"):
             raise stream_error(chunk["error"], api=API)
@@ -205,15 +205,15 @@ class ChatStreamDecoder:
             self._started = True
             out.append(StartEvent(api=API, provider="openai", model=str(chunk.get("model") or ""), response_id=chunk.get("id")))
         usage = chunk.get("usage")
-        if isinstance(usage, Mapping):
+        if isinstance(usage, dict):
             self._usage = usage_from(usage.get("prompt_tokens"), usage.get("completion_tokens"), usage.get("total_tokens"), usage.get("prompt_tokens_details"))
         for choice in chunk.get("choices") or ():
-            if isinstance(choice, Mapping) and choice.get("index", 0) == 0:
+            if isinstance(choice, dict) and choice.get("index", 0) == 0:
                 self._on_choice(choice, out)
 
     def _on_choice(self, choice: Mapping[str, Any], out: list[StreamEvent]) -> None:
         delta = choice.get("delta")
-        if isinstance(delta, Mapping):
+        if isinstance(delta, dict):
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if isinstance(reasoning, str) and reasoning:
                 if self._thinking is None:
@@ -230,7 +230,7 @@ class ChatStreamDecoder:
             calls = delta.get("tool_calls")
             if isinstance(calls, list):
                 for frag in calls:
-                    if isinstance(frag, Mapping):
+                    if isinstance(frag, dict):
                         self._tool_fragment(frag, out)
         finish = choice.get("finish_reason")
         if finish:
@@ -251,7 +251,7 @@ class ChatStreamDecoder:
 
     def _tool_fragment(self, frag: Mapping[str, Any], out: list[StreamEvent]) -> None:
         wire_index = frag.get("index", 0)
-        fn = frag.get("function") if isinstance(frag.get("function"), Mapping) else {}
+        fn = frag.get("function") if isinstance(frag.get("function"), dict) else {}
         index = self._calls.get(wire_index)
         if index is None:
             # Only the first fragment of a call carries id and name; servers that repeat them on
@@ -286,14 +286,14 @@ class ChatStreamDecoder:
 
 def decode_completion(data: Any) -> list[StreamEvent]:
     """A non-streaming ``chat.completion`` body -> the same events a stream would give."""
-    if not isinstance(data, Mapping):
+    if not isinstance(data, dict):
         raise WireError(f"{API}: expected a chat.completion object, got {type(data).__name__}")
     if data.get("error"):
         raise stream_error(data["error"], api=API)
     events: list[StreamEvent] = [StartEvent(api=API, provider="openai", model=str(data.get("model") or ""), response_id=data.get("id"))]
     choices = data.get("choices") or []
-    choice = choices[0] if choices and isinstance(choices[0], Mapping) else {}
-    message = choice.get("message") if isinstance(choice.get("message"), Mapping) else {}
+    choice = choices[0] if choices and isinstance(choices[0], dict) else {}
+    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
     index = 0
     reasoning = message.get("reasoning_content")
     if isinstance(reasoning, str) and reasoning:
@@ -312,7 +312,7 @@ def decode_completion(data: Any) -> list[StreamEvent]:
         events.append(ToolCallEndEvent(content_index=index, tool_call=call))
         index += 1
     usage = data.get("usage")
-    u = usage_from(usage.get("prompt_tokens"), usage.get("completion_tokens"), usage.get("total_tokens"), usage.get("prompt_tokens_details")) if isinstance(usage, Mapping) else None
+    u = usage_from(usage.get("prompt_tokens"), usage.get("completion_tokens"), usage.get("total_tokens"), usage.get("prompt_tokens_details")) if isinstance(usage, dict) else None
     events.append(_terminal(choice.get("finish_reason"), bool(calls), refusal or "", u))
     return events
 

@@ -185,7 +185,7 @@ def _signature(item: Mapping[str, Any]) -> str:
 
 def _usage(response: Mapping[str, Any]) -> Usage | None:
     u = response.get("usage")
-    if not isinstance(u, Mapping):
+    if not isinstance(u, dict):
         return None
     return usage_from(u.get("input_tokens"), u.get("output_tokens"), u.get("total_tokens"), u.get("input_tokens_details"))
 
@@ -194,7 +194,7 @@ def _terminal(response: Mapping[str, Any], has_calls: bool, refusal: str) -> Str
     usage = _usage(response)
     status = response.get("status")
     details = response.get("incomplete_details")
-    reason = details.get("reason") if isinstance(details, Mapping) else None
+    reason = details.get("reason") if isinstance(details, dict) else None
     if refusal:
         return ErrorEvent(error_message=refusal, error_type="refusal", usage=usage)
     if reason == "content_filter":
@@ -206,7 +206,7 @@ def _terminal(response: Mapping[str, Any], has_calls: bool, refusal: str) -> Str
 
 def _failed(response: Mapping[str, Any]) -> ProviderError:
     err = response.get("error")
-    if isinstance(err, Mapping):
+    if isinstance(err, dict):
         return stream_error({"message": err.get("message"), "type": err.get("code") or err.get("type")}, api=API, fallback="the response failed")
     return stream_error(None, api=API, fallback="the response failed")
 
@@ -250,12 +250,12 @@ class ResponsesStreamDecoder:
         if self._done or data.startswith("[DONE]"):
             return
         ev = json_or_wire_error(data, f"{API} event {name!r}")
-        if not isinstance(ev, Mapping):
+        if not isinstance(ev, dict):
             return
         kind = ev.get("type") or name
         if not self._started:
             self._started = True
-            response = ev.get("response") if isinstance(ev.get("response"), Mapping) else {}
+            response = ev.get("response") if isinstance(ev.get("response"), dict) else {}
             out.append(StartEvent(api=API, provider="openai", model=str(response.get("model") or ""), response_id=response.get("id")))
         handler = _HANDLERS.get(kind)
         if handler is not None:
@@ -265,7 +265,7 @@ class ResponsesStreamDecoder:
 
     def _item_added(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
         item = ev.get("item")
-        if not isinstance(item, Mapping):
+        if not isinstance(item, dict):
             return
         kind = item.get("type")
         state: dict[str, Any] = {"type": kind, "item": item, "index": None, "args": 0, "text": 0}
@@ -295,7 +295,7 @@ class ResponsesStreamDecoder:
 
     def _item_done(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
         item = ev.get("item")
-        if not isinstance(item, Mapping):
+        if not isinstance(item, dict):
             return
         state = self._items.get(("i", item.get("id"))) or self._items.get(("o", ev.get("output_index")))
         if state is None:  # a done without its added: treat it as both
@@ -307,7 +307,7 @@ class ResponsesStreamDecoder:
         index = state["index"]
         if kind == "reasoning" and index is not None:
             if not state["text"]:
-                summary = "\n\n".join(p.get("text", "") for p in item.get("summary") or () if isinstance(p, Mapping))
+                summary = "\n\n".join(p.get("text", "") for p in item.get("summary") or () if isinstance(p, dict))
                 if summary:
                     out.append(ThinkingDeltaEvent(content_index=index, delta=summary))
             out.append(ThinkingEndEvent(content_index=index, thinking_signature=_signature(item)))
@@ -397,18 +397,18 @@ class ResponsesStreamDecoder:
                 state["index"] = None
 
     def _completed(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
-        response = ev.get("response") if isinstance(ev.get("response"), Mapping) else {}
+        response = ev.get("response") if isinstance(ev.get("response"), dict) else {}
         self._close_all(out)
         out.append(_terminal(response, self._has_calls, "".join(self._refusal)))
         self._done = True
 
     def _failed(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
-        response = ev.get("response") if isinstance(ev.get("response"), Mapping) else {}
+        response = ev.get("response") if isinstance(ev.get("response"), dict) else {}
         raise _failed(response)
 
     def _error(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
         nested = ev.get("error")
-        raise stream_error(nested if isinstance(nested, Mapping) else {"message": ev.get("message"), "type": ev.get("code")}, api=API)
+        raise stream_error(nested if isinstance(nested, dict) else {"message": ev.get("message"), "type": ev.get("code")}, api=API)
 
 
 _HANDLERS = {
@@ -432,7 +432,7 @@ _HANDLERS = {
 
 def decode_response(data: Any) -> list[StreamEvent]:
     """A non-streaming ``Response`` object -> the same events a stream would give."""
-    if not isinstance(data, Mapping):
+    if not isinstance(data, dict):
         raise WireError(f"{API}: expected a response object, got {type(data).__name__}")
     if data.get("status") == "failed":
         raise _failed(data)
@@ -441,11 +441,11 @@ def decode_response(data: Any) -> list[StreamEvent]:
     refusal: list[str] = []
     has_calls = False
     for item in data.get("output") or ():
-        if not isinstance(item, Mapping):
+        if not isinstance(item, dict):
             continue
         kind = item.get("type")
         if kind == "reasoning":
-            summary = "\n\n".join(p.get("text", "") for p in item.get("summary") or () if isinstance(p, Mapping))
+            summary = "\n\n".join(p.get("text", "") for p in item.get("summary") or () if isinstance(p, dict))
             events.append(ThinkingStartEvent(content_index=index))
             if summary:
                 events.append(ThinkingDeltaEvent(content_index=index, delta=summary))
