@@ -159,7 +159,7 @@ def _terminal(finish: str | None, has_calls: bool, refusal: str, usage: Usage | 
 class ChatStreamDecoder:
     """Chat Completions SSE bytes -> stream events (feed any split of the bytes)."""
 
-    __slots__ = ("_sse", "_started", "_next", "_text", "_thinking", "_calls", "_open_calls", "_finish", "_refusal", "_usage", "_done")
+    __slots__ = ("_sse", "_started", "_next", "_text", "_thinking", "_calls", "_ids", "_open_calls", "_finish", "_refusal", "_usage", "_done")
 
     def __init__(self) -> None:
         self._sse = SSEDecoder()
@@ -168,6 +168,7 @@ class ChatStreamDecoder:
         self._text: int | None = None  # open text block
         self._thinking: int | None = None  # open thinking block
         self._calls: dict[int, int] = {}  # wire index -> content_index
+        self._ids: dict[int, str] = {}  # content_index -> call id
         self._open_calls: list[int] = []
         self._finish: str | None = None
         self._refusal: list[str] = []
@@ -253,15 +254,17 @@ class ChatStreamDecoder:
         wire_index = frag.get("index", 0)
         fn = frag.get("function") if isinstance(frag.get("function"), dict) else {}
         index = self._calls.get(wire_index)
-        if index is None:
+        frag_id = frag.get("id")
+        if index is None or (frag_id and frag_id != self._ids[index]):
             # Only the first fragment of a call carries id and name; servers that repeat them on
-            # later fragments are ignored there (never concatenated).
+            # later fragments are ignored there (never concatenated). A different id at a known
+            # index is a new call (servers that number every parallel call 0).
             self._close_text(out)
             self._close_thinking(out)
             index = self._calls[wire_index] = self._new_block()
             self._open_calls.append(index)
-            call_id = frag.get("id") or f"call_{wire_index}"
-            out.append(ToolCallStartEvent(content_index=index, id=str(call_id), name=str(fn.get("name") or "")))
+            self._ids[index] = str(frag_id or f"call_{wire_index}")
+            out.append(ToolCallStartEvent(content_index=index, id=self._ids[index], name=str(fn.get("name") or "")))
         args = fn.get("arguments")
         if isinstance(args, str) and args:
             out.append(ToolCallDeltaEvent(content_index=index, delta=args))

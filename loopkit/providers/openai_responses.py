@@ -214,7 +214,7 @@ def _failed(response: Mapping[str, Any]) -> ProviderError:
 class ResponsesStreamDecoder:
     """Responses SSE bytes -> stream events (feed any split of the bytes)."""
 
-    __slots__ = ("_sse", "_started", "_next", "_items", "_parts", "_open_parts", "_refusal", "_has_calls", "_done")
+    __slots__ = ("_sse", "_started", "_next", "_items", "_parts", "_open_parts", "_streamed", "_refusal", "_has_calls", "_done")
 
     def __init__(self) -> None:
         self._sse = SSEDecoder()
@@ -223,6 +223,7 @@ class ResponsesStreamDecoder:
         self._items: dict[Any, dict[str, Any]] = {}  # item id and output_index -> state
         self._parts: dict[tuple[int, int], int] = {}  # (output_index, content_index) -> block
         self._open_parts: list[int] = []
+        self._streamed: set[int] = set()  # text blocks that received deltas
         self._refusal: list[str] = []
         self._has_calls = False
         self._done = False
@@ -337,13 +338,22 @@ class ResponsesStreamDecoder:
     def _text_delta(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
         delta = ev.get("delta")
         if isinstance(delta, str) and delta:
-            out.append(TextDeltaEvent(content_index=self._part(ev, out), delta=delta))
+            index = self._part(ev, out)
+            self._streamed.add(index)
+            out.append(TextDeltaEvent(content_index=index, delta=delta))
 
     def _refusal_delta(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
         delta = ev.get("delta")
         if isinstance(delta, str) and delta:
             self._refusal.append(delta)
-            out.append(TextDeltaEvent(content_index=self._part(ev, out), delta=delta))
+            self._text_delta(ev, out)
+
+    def _text_done(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
+        """``output_text.done`` / ``refusal.done``: the whole text, used only when no delta came."""
+        text = ev.get("text") if ev.get("type") == "response.output_text.done" else ev.get("refusal")
+        index = self._parts.get((ev.get("output_index", 0), ev.get("content_index", 0)))
+        if isinstance(text, str) and text and (index is None or index not in self._streamed):
+            (self._refusal_delta if ev.get("type") == "response.refusal.done" else self._text_delta)({**ev, "delta": text}, out)
 
     def _part_done(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
         index = self._parts.get((ev.get("output_index", 0), ev.get("content_index", 0)))
@@ -418,6 +428,8 @@ _HANDLERS = {
     "response.content_part.done": ResponsesStreamDecoder._part_done,
     "response.output_text.delta": ResponsesStreamDecoder._text_delta,
     "response.refusal.delta": ResponsesStreamDecoder._refusal_delta,
+    "response.output_text.done": ResponsesStreamDecoder._text_done,
+    "response.refusal.done": ResponsesStreamDecoder._text_done,
     "response.reasoning_summary_text.delta": ResponsesStreamDecoder._reasoning_delta,
     "response.reasoning_text.delta": ResponsesStreamDecoder._reasoning_delta,
     "response.reasoning_summary_part.added": ResponsesStreamDecoder._summary_part_added,

@@ -414,3 +414,11 @@ def test_wire_history_reuses_converted_messages_and_matches_a_fresh_build():
     assert second["messages"][1] is first["messages"][1]  # converted once
     other = build_body(ModelRequest([user("other"), a]), model="m", history=history)
     assert other["messages"][0] == {"role": "user", "content": "other"}
+
+
+def test_parallel_calls_all_numbered_zero_are_told_apart_by_id():
+    """Some OpenAI-compatible servers give every parallel call index 0; a new id starts a new call."""
+    head = lambda cid: {"tool_calls": [{"index": 0, "id": cid, "type": "function", "function": {"name": "add", "arguments": ""}}]}  # noqa: E731
+    args = lambda a: {"tool_calls": [{"index": 0, "function": {"arguments": a}}]}  # noqa: E731
+    msg = _decode(_chunks(head("call_a"), args('{"a":1}'), head("call_b"), args('{"a":2}'), finish="tool_calls"))
+    assert [(c.id, c.arguments) for c in msg.tool_calls] == [("call_a", {"a": 1}), ("call_b", {"a": 2})]

@@ -352,3 +352,17 @@ def test_any_rechunking_gives_the_same_message(which, data):
     body = BODIES[which]
     splits = data.draw(st.lists(st.integers(min_value=1, max_value=len(body) - 1), max_size=40))
     assert _decode(body, splits) == _decode(body)
+
+
+def test_text_sent_only_in_done_events_is_kept():
+    """A server that skips output_text.delta still delivers the text in output_text.done."""
+    at = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    body = _events(
+        {"type": "response.created", "response": {"id": "r"}},
+        {"type": "response.output_item.added", "output_index": 0, "item": {"id": "msg_1", "type": "message", "content": []}},
+        {"type": "response.output_text.done", **at, "text": "whole text"},
+        {"type": "response.content_part.done", **at},
+        {"type": "response.output_item.done", "output_index": 0, "item": {"id": "msg_1", "type": "message"}},
+        {"type": "response.completed", "response": {"id": "r", "status": "completed"}},
+    )
+    assert _decode(body).content == [TextContent(text="whole text")]
