@@ -422,3 +422,10 @@ def test_parallel_calls_all_numbered_zero_are_told_apart_by_id():
     args = lambda a: {"tool_calls": [{"index": 0, "function": {"arguments": a}}]}  # noqa: E731
     msg = _decode(_chunks(head("call_a"), args('{"a":1}'), head("call_b"), args('{"a":2}'), finish="tool_calls"))
     assert [(c.id, c.arguments) for c in msg.tool_calls] == [("call_a", {"a": 1}), ("call_b", {"a": 2})]
+
+
+@pytest.mark.parametrize("which", range(len(BODIES)))
+def test_one_byte_at_a_time_gives_the_same_message(which):
+    """Every split point at once: inside UTF-8 sequences, CRLF pairs, 'data:' prefixes and JSON."""
+    body = BODIES[which]
+    assert _decode(body, list(range(1, len(body)))) == _decode(body)

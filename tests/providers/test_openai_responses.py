@@ -366,3 +366,10 @@ def test_text_sent_only_in_done_events_is_kept():
         {"type": "response.completed", "response": {"id": "r", "status": "completed"}},
     )
     assert _decode(body).content == [TextContent(text="whole text")]
+
+
+@pytest.mark.parametrize("which", range(len(BODIES)))
+def test_one_byte_at_a_time_gives_the_same_message(which):
+    """Every split point at once: inside UTF-8 sequences, CRLF pairs, field names and JSON."""
+    body = BODIES[which]
+    assert _decode(body, list(range(1, len(body)))) == _decode(body)
