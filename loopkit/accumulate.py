@@ -81,7 +81,7 @@ class Accumulator:
 
     def _text_start(self, event: TextStartEvent) -> None:
         self._check_new(event.content_index)
-        self.message.content.append(TextContent(text=""))
+        self.message.content.append(TextContent(""))
 
     def _thinking_start(self, event: ThinkingStartEvent) -> None:
         self._check_new(event.content_index)
@@ -89,7 +89,7 @@ class Accumulator:
 
     def _toolcall_start(self, event: ToolCallStartEvent) -> None:
         self._check_new(event.content_index)
-        self.message.content.append(ToolCall(id=event.id, name=event.name, arguments={}))
+        self.message.content.append(ToolCall(event.id, event.name, {}))
         self._fragments[event.content_index] = []
 
     def _text_end(self, event: TextEndEvent) -> None:

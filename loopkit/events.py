@@ -28,7 +28,7 @@ from .messages import (
 # --- provider stream events -------------------------------------------------------------------
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class StartEvent:
     """The provider started answering. Metadata fills the message's api/provider/model fields."""
 
@@ -39,48 +39,48 @@ class StartEvent:
     type: Literal["start"] = "start"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class TextStartEvent:
     content_index: int
     type: Literal["text_start"] = "text_start"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class TextDeltaEvent:
     content_index: int
     delta: str
     type: Literal["text_delta"] = "text_delta"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class TextEndEvent:
     content_index: int
     text_signature: str | None = None
     type: Literal["text_end"] = "text_end"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ThinkingStartEvent:
     content_index: int
     redacted: bool = False
     type: Literal["thinking_start"] = "thinking_start"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ThinkingDeltaEvent:
     content_index: int
     delta: str
     type: Literal["thinking_delta"] = "thinking_delta"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ThinkingEndEvent:
     content_index: int
     thinking_signature: str | None = None
     type: Literal["thinking_end"] = "thinking_end"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ToolCallStartEvent:
     content_index: int
     id: str
@@ -88,7 +88,7 @@ class ToolCallStartEvent:
     type: Literal["toolcall_start"] = "toolcall_start"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ToolCallDeltaEvent:
     """A fragment of the argument JSON text (fragments may split anywhere, even inside a
     UTF-8 character's escape or a string)."""
@@ -98,7 +98,7 @@ class ToolCallDeltaEvent:
     type: Literal["toolcall_delta"] = "toolcall_delta"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ToolCallEndEvent:
     """The call is complete. ``tool_call`` is the finished call when the provider has it whole
     (Gemini, or a non-streaming body); otherwise the accumulator parses the joined fragments."""
@@ -109,7 +109,7 @@ class ToolCallEndEvent:
     type: Literal["toolcall_end"] = "toolcall_end"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class DoneEvent:
     """The model finished. ``message``, when given, replaces what was accumulated."""
 
@@ -119,7 +119,7 @@ class DoneEvent:
     type: Literal["done"] = "done"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ErrorEvent:
     """The call failed (``error``) or was cancelled (``aborted``); the run ends."""
 
@@ -161,7 +161,7 @@ DELTA_EVENT_TYPES: tuple[type, ...] = (
 # --- tool results as a tool returns them ------------------------------------------------------
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ToolResult:
     """What a tool's execution produced (``AgentToolResult`` in the spec)."""
 
@@ -179,23 +179,23 @@ class ToolResult:
 EndReason: TypeAlias = Literal["stop", "error", "aborted", "max_iterations"]
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class AgentStart:
     type: Literal["agent_start"] = "agent_start"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class TurnStart:
     type: Literal["turn_start"] = "turn_start"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class MessageStart:
     message: Message
     type: Literal["message_start"] = "message_start"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class MessageUpdate:
     """One provider delta. ``message`` is the partial assistant message being built (the same
     object for every update of one call, so it shows the latest state)."""
@@ -205,13 +205,13 @@ class MessageUpdate:
     type: Literal["message_update"] = "message_update"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class MessageEnd:
     message: Message
     type: Literal["message_end"] = "message_end"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ToolExecutionStart:
     """``args`` are the raw arguments the model sent, before coercion."""
 
@@ -221,7 +221,7 @@ class ToolExecutionStart:
     type: Literal["tool_execution_start"] = "tool_execution_start"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ToolExecutionUpdate:
     tool_call_id: str
     tool_name: str
@@ -230,7 +230,7 @@ class ToolExecutionUpdate:
     type: Literal["tool_execution_update"] = "tool_execution_update"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ToolExecutionEnd:
     tool_call_id: str
     tool_name: str
@@ -239,14 +239,14 @@ class ToolExecutionEnd:
     type: Literal["tool_execution_end"] = "tool_execution_end"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class TurnEnd:
     message: AssistantMessage
     tool_results: list[ToolResultMessage]
     type: Literal["turn_end"] = "turn_end"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class AgentEnd:
     """The run is over. ``messages`` are the run's new messages; ``pending`` are steering or
     follow-up messages that were polled but not injected (for example at the cap)."""

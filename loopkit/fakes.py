@@ -69,7 +69,7 @@ def turn_events(turn: Turn, *, ids: Callable[[], str], chunk_size: int = 16, api
     :class:`Truncate` with :func:`cut_events`.
     """
     size = turn.chunk_size or chunk_size
-    events: list[StreamEvent] = [StartEvent(api=api, provider=api, model=model)]
+    events: list[StreamEvent] = [StartEvent(api, api, model)]  # positional: hot path
     index = 0
     if turn.thinking is not None:
         events.append(ThinkingStartEvent(content_index=index))
@@ -77,28 +77,28 @@ def turn_events(turn: Turn, *, ids: Callable[[], str], chunk_size: int = 16, api
         events.append(ThinkingEndEvent(content_index=index, thinking_signature=turn.thinking_signature))
         index += 1
     if turn.text is not None:
-        events.append(TextStartEvent(content_index=index))
+        events.append(TextStartEvent(index))
         text = turn.text
         if len(text) <= size:
-            events.append(TextDeltaEvent(content_index=index, delta=text))
+            events.append(TextDeltaEvent(index, text))
         else:
             events.extend([TextDeltaEvent(content_index=index, delta=p) for p in _pieces(text, size)])
-        events.append(TextEndEvent(content_index=index))
+        events.append(TextEndEvent(index))
         index += 1
     for c in turn.tool_calls:
         raw = c.arguments if isinstance(c.arguments, str) else _ENCODE(c.arguments if type(c.arguments) is dict else dict(c.arguments))
-        events.append(ToolCallStartEvent(content_index=index, id=c.id or ids(), name=c.name))
+        events.append(ToolCallStartEvent(index, c.id or ids(), c.name))
         if len(raw) <= size:
-            events.append(ToolCallDeltaEvent(content_index=index, delta=raw))
+            events.append(ToolCallDeltaEvent(index, raw))
         else:
             events.extend([ToolCallDeltaEvent(content_index=index, delta=p) for p in _pieces(raw, size)])
-        events.append(ToolCallEndEvent(content_index=index, thought_signature=c.thought_signature))
+        events.append(ToolCallEndEvent(index, None, c.thought_signature))
         index += 1
     reason = turn.resolved_stop_reason
     if reason == "error" or reason == "aborted":
         events.append(ErrorEvent(reason=reason, error_message=turn.error or "aborted", usage=turn.usage))
     else:
-        events.append(DoneEvent(reason=reason, usage=turn.usage))
+        events.append(DoneEvent(reason, turn.usage))
     return events
 
 

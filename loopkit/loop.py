@@ -189,8 +189,8 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
     for p in cfg.prompts:
         history.append(p)
         new.append(p)
-        emit(MessageStart(message=p))
-        emit(MessageEnd(message=p))
+        emit(MessageStart(p))
+        emit(MessageEnd(p))
 
     pending: list[Message] = as_messages((yield STEER), clock) if steering else []
     first_round = True
@@ -208,8 +208,8 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
             for m in pending:
                 history.append(m)
                 new.append(m)
-                emit(MessageStart(message=m))
-                emit(MessageEnd(message=m))
+                emit(MessageStart(m))
+                emit(MessageEnd(m))
             pending = []
 
             # --- one model call -------------------------------------------------------------
@@ -247,11 +247,11 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
                     break
                 if not started:
                     started = True
-                    emit(MessageStart(message=acc.message))
+                    emit(MessageStart(acc.message))
                 if et is DoneEvent or et is ErrorEvent:
                     break
                 if et is not StartEvent:
-                    emit(MessageUpdate(message=acc.message, event=event))
+                    emit(MessageUpdate(acc.message, event))
                 event = yield NEXT
             message = acc.message
             if failure is not None:
@@ -261,10 +261,10 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
                 message.error_message = f"{type(failure).__name__}: {failure}"
                 message.error_type = getattr(failure, "error_type", None) or type(failure).__name__
                 if not started:
-                    emit(MessageStart(message=message))
+                    emit(MessageStart(message))
             history.append(message)
             new.append(message)
-            emit(MessageEnd(message=message))
+            emit(MessageEnd(message))
             stop = message.stop_reason
             if stop == "error" or stop == "aborted":
                 emit(TurnEnd(message=message, tool_results=[]))
@@ -277,7 +277,7 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
             skip_text: str | None = None
             for call in calls:
                 cid, name, raw = call.id, call.name, _raw_args(call)
-                emit(ToolExecutionStart(tool_call_id=cid, tool_name=name, args=raw))
+                emit(ToolExecutionStart(cid, name, raw))
                 if skip_text is None and signal is not None and signal.aborted:
                     skip_text = ABORTED_TEXT
                 if skip_text is not None:
@@ -308,25 +308,19 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
                                 result = _error_result(error_text(out.error))
                             else:
                                 result = to_tool_result(out)
-                emit(ToolExecutionEnd(tool_call_id=cid, tool_name=name, result=result, is_error=result.is_error))
-                rm = ToolResultMessage(
-                    tool_call_id=cid,
-                    tool_name=name,
-                    content=result.content,
-                    details=result.details,
-                    is_error=result.is_error,
-                    timestamp=clock(),
-                )
+                emit(ToolExecutionEnd(cid, name, result, result.is_error))
+                # positional: a keyword call costs twice as much on this hot path
+                rm = ToolResultMessage(cid, name, result.content, result.details, result.is_error, clock())
                 history.append(rm)
                 new.append(rm)
                 results.append(rm)
-                emit(MessageStart(message=rm))
-                emit(MessageEnd(message=rm))
+                emit(MessageStart(rm))
+                emit(MessageEnd(rm))
                 if steering and skip_text is None:
                     steered = as_messages((yield STEER), clock)
                     if steered:
                         skip_text = SKIPPED_TEXT
-            emit(TurnEnd(message=message, tool_results=results))
+            emit(TurnEnd(message, results))
             if signal is not None and signal.aborted:
                 return finish("aborted", steered)
             has_more = bool(calls)

@@ -16,7 +16,7 @@ StopReason: TypeAlias = Literal["stop", "length", "toolUse", "error", "aborted"]
 STOP_REASONS: tuple[str, ...] = ("stop", "length", "toolUse", "error", "aborted")
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class TextContent:
     """A block of text. ``text_signature`` is an opaque provider token that must round-trip."""
 
@@ -25,7 +25,7 @@ class TextContent:
     type: Literal["text"] = "text"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ThinkingContent:
     """Model reasoning. ``thinking_signature`` (Anthropic signature, Responses reasoning item,
     Gemini thoughtSignature) is passed back to the provider unchanged."""
@@ -36,7 +36,7 @@ class ThinkingContent:
     type: Literal["thinking"] = "thinking"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ImageContent:
     """An image as base64 data."""
 
@@ -45,7 +45,7 @@ class ImageContent:
     type: Literal["image"] = "image"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ToolCall:
     """A tool call requested by the model.
 
@@ -73,7 +73,7 @@ AssistantBlock: TypeAlias = TextContent | ThinkingContent | ToolCall
 UserBlock: TypeAlias = TextContent | ImageContent
 
 
-@dataclass(slots=True, kw_only=True, frozen=True)
+@dataclass(slots=True, frozen=True)
 class UsageCost:
     """Cost in dollars, per category (immutable, so one zero instance serves every message)."""
 
@@ -87,7 +87,7 @@ class UsageCost:
 ZERO_COST = UsageCost()
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class Usage:
     """Token counts of one model call. The loop never sums them; :func:`total_usage` does."""
 
@@ -99,7 +99,7 @@ class Usage:
     cost: UsageCost = ZERO_COST
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class UserMessage:
     """A user turn: the prompt, a steering message or a follow-up."""
 
@@ -114,7 +114,7 @@ class UserMessage:
         return "".join(b.text for b in self.content if isinstance(b, TextContent))
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class AssistantMessage:
     """One model answer. ``stop_reason`` ``error``/``aborted`` ends the run; tool calls are found
     from the ToolCall blocks in ``content``, whatever the stop reason (spec/loop.md §1.3)."""
@@ -141,7 +141,7 @@ class AssistantMessage:
         return [b for b in self.content if isinstance(b, ToolCall)]
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True)
 class ToolResultMessage:
     """The result of one tool call, fed back to the model."""
 

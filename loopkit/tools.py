@@ -635,11 +635,11 @@ def to_tool_result(value: Any) -> ToolResult:
     """
     kind = type(value)
     if kind is str:
-        return ToolResult(content=[TextContent(text=value)])
+        return ToolResult([TextContent(value)])
     if kind is int:
-        return ToolResult(content=[TextContent(text=int.__repr__(value))])
+        return ToolResult([TextContent(int.__repr__(value))])
     if kind is dict:
-        return ToolResult(content=[TextContent(text=_to_json(value))])
+        return ToolResult([TextContent(_to_json(value))])
     if isinstance(value, ToolResult):
         if not value.is_error and _legacy_error(value.details):
             return dataclasses.replace(value, is_error=True)
