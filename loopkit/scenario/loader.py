@@ -44,7 +44,8 @@ class ScenarioFileError(ScenarioError):
 
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
-        head = f"{len(problems)} problem(s) in scenario {problems[0].source}:" if problems else "invalid scenario"
+        sources = sorted({p.source for p in problems})
+        head = f"{len(problems)} problem(s) in {', '.join(sources)}:" if problems else "invalid scenario"
         super().__init__("\n".join([head, *("  " + str(p) for p in problems)]))
 
 
