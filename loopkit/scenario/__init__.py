@@ -19,12 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
 from ..script import Delay, HttpFault, MidStreamError, Truncate, Turn
 from .checks import Failure, check_all
 from .loader import Problem, ScenarioFileError, discover, load_path, load_text, validate
 from .model import PROVIDER_NAMES, ScenarioModel
 from .providers import available, skip_reason
-from .runner import RunRecord, execute
+from .runner import RunRecord, Toolbox, execute
 
 
 @dataclass(slots=True)
@@ -34,7 +35,8 @@ class ScenarioResult:
     Attributes:
         status: ``passed``, ``failed``, ``skipped``, ``xfailed`` (failed as the scenario's
             ``xfail`` predicts) or ``xpassed`` (an xfail that passed: strict, so a failure).
-        failures: every expectation the run did not meet (empty when it met them all).
+        failures: every expectation the run did not meet (empty when it met them all, which for
+            an ``xpassed`` result is the problem).
         skip_reason / xfail_reason: why the provider was skipped / is expected to fail.
         record: the run itself (None when skipped).
     """
@@ -69,7 +71,7 @@ class Scenario:
     """A validated scenario. Build one from a file (:meth:`load`), YAML text (:meth:`parse`) or
     keyword arguments with the file's keys (``script`` may hold :class:`Turn` objects)."""
 
-    __slots__ = ("model", "source")
+    __slots__ = ("model", "source", "_toolbox")
 
     def __init__(self, model: ScenarioModel | None = None, /, *, source: str | Path | None = None, **fields: Any) -> None:
         if model is None:
@@ -78,6 +80,7 @@ class Scenario:
             model = validate(fields, source=str(source or "<code>"))
         self.model = model
         self.source = Path(source) if source is not None else None
+        self._toolbox: Toolbox | None = None
 
     @classmethod
     def load(cls, path: str | Path) -> Scenario:
@@ -115,12 +118,12 @@ class Scenario:
         reason = self.skip_reason(provider)
         if reason is not None:
             return ScenarioResult(self.name, self.label, provider, "skipped", skip_reason=reason, xfail_reason=xfail)
-        record = execute(self.model, provider)
+        if self._toolbox is None:
+            self._toolbox = Toolbox(self.model)
+        record = execute(self.model, provider, self._toolbox)
         failures = check_all(self.model.expect, record)
         if xfail is not None:
             status = "xfailed" if failures else "xpassed"
-            if not failures:
-                failures = [Failure("xfail", f"a failure ({xfail})", "every expectation was met: remove the xfail")]
         else:
             status = "failed" if failures else "passed"
         return ScenarioResult(self.name, self.label, provider, status, failures, None, xfail, record)
@@ -149,15 +152,30 @@ def load_all(paths: Iterable[str | Path]) -> list[Scenario]:
 
 
 def transcript_data(result: ScenarioResult) -> dict[str, Any]:
-    """The whole run as plain data (for snapshots): end reason, model calls, every message."""
+    """The whole run as provider-neutral data (for snapshots): the end reason, the number of
+    model calls, and every message with its role and content. Tool-call ids become positions
+    (``r1c2``) and what only one wire says (api, model, usage, response ids, error wording) is
+    left out, so every provider of a scenario must produce the very same transcript."""
     rec = result.record
     if rec is None or rec.result is None:
         return {"status": result.status}
-    messages = []
+    ref = {c.id: f"r{c.round}c{c.call}" for c in rec.calls}
+    messages: list[dict[str, Any]] = []
     for m in rec.result.messages:
-        d = dataclasses.asdict(m)
-        d.pop("timestamp", None)
-        messages.append(d)
+        if isinstance(m, UserMessage):
+            messages.append({"role": "user", "text": m.text})
+        elif isinstance(m, AssistantMessage):
+            content: list[Any] = []
+            for b in m.content:
+                if isinstance(b, TextContent):
+                    content.append({"text": b.text})
+                elif isinstance(b, ThinkingContent):
+                    content.append({"thinking": b.thinking})
+                elif isinstance(b, ToolCall):
+                    content.append({"call": ref.get(b.id, "?"), "name": b.name, "arguments": b.arguments if b.raw_arguments is None else b.raw_arguments})
+            messages.append({"role": "assistant", "stop_reason": m.stop_reason, "content": content})
+        elif isinstance(m, ToolResultMessage):
+            messages.append({"role": "toolResult", "call": ref.get(m.tool_call_id, "?"), "name": m.tool_name, "is_error": m.is_error, "text": m.text})
     return {"reason": rec.result.reason, "model_calls": rec.result.model_calls, "messages": messages}
 
 

@@ -32,7 +32,11 @@ def failure_report(result: ScenarioResult) -> RenderableType:
     head = Text.assemble((f"{mark} ", style), (f"{result.name} [{result.provider}]", "bold"), f": {result.status}")
     if result.xfail_reason:
         head.append(f" (xfail: {result.xfail_reason})", style="yellow")
+    if result.skip_reason:
+        head.append(f" ({result.skip_reason})", style="dim")
     parts: list[Any] = [head]
+    if result.status == "xpassed":
+        parts.append(Text("every expectation was met, but the scenario says it fails here (strict xfail): remove the xfail", style="red"))
     if result.failures:
         table = Table(show_header=True, header_style="bold", expand=False, show_lines=True)
         table.add_column("check", overflow="fold")

@@ -115,15 +115,26 @@ class RunRecord:
     seconds: float = 0.0
 
 
-def execute(scenario: ScenarioModel, provider: str) -> RunRecord:
-    """Run ``scenario`` once on ``provider`` (which must be able to express it)."""
+class Toolbox:
+    """A scenario's tools, built once, and the state they read (renewed for each run)."""
+
+    def __init__(self, scenario: ScenarioModel) -> None:
+        self.state = ToolState()
+        self.tools = build_tools(dict(scenario.tools), self.state)
+
+
+def execute(scenario: ScenarioModel, provider: str, toolbox: Toolbox | None = None) -> RunRecord:
+    """Run ``scenario`` once on ``provider`` (which must be able to express it). Runs that share
+    a ``toolbox`` must not overlap."""
     started = time.perf_counter()
     sleeps: list[float] = []
     tracker = Tracker()
     signal = AbortSignal()
     clock = TickClock(start=1)
-    state = ToolState(sleep=sleeps.append, abort_signal=signal, where=tracker.where, clock=clock)
-    tools = build_tools(dict(scenario.tools), state)
+    toolbox = toolbox or Toolbox(scenario)
+    state = toolbox.state
+    state.reset(sleep=sleeps.append, abort_signal=signal, where=tracker.where, clock=clock)
+    tools = toolbox.tools
     built = build(provider, scenario.turns(), scenario, sleeps.append)
     cfg = scenario.config
     steering = Schedule(scenario.steering, tracker) if scenario.steering else None

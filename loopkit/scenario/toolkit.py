@@ -36,14 +36,23 @@ _ECHO: dict[str, Any] = {"type": "object", "properties": {"text": {"type": "stri
 @dataclass(slots=True)
 class ToolState:
     """What the tools of one run share: the injected sleep, the abort signal, counters, and the
-    record of executions (``position`` is ``(round, call)`` of the outer run, None when nested)."""
+    record of executions (``position`` is ``(round, call)`` of the outer run, None when nested).
 
-    sleep: Callable[[float], None]
-    abort_signal: AbortSignal
-    where: Callable[[], tuple[int, int] | None]
-    clock: Callable[[], int]
+    Tools are built once per scenario (checking a schema and compiling its validator is the
+    costly part) and read this state, which :meth:`reset` renews for every run.
+    """
+
+    sleep: Callable[[float], None] = lambda seconds: None
+    abort_signal: AbortSignal = field(default_factory=AbortSignal)
+    where: Callable[[], tuple[int, int] | None] = lambda: None
+    clock: Callable[[], int] = lambda: 0
     executions: list[tuple[tuple[int, int] | None, str]] = field(default_factory=list)
     counts: dict[str, int] = field(default_factory=dict)
+
+    def reset(self, *, sleep: Callable[[float], None], abort_signal: AbortSignal, where: Callable[[], tuple[int, int] | None], clock: Callable[[], int]) -> None:
+        self.sleep, self.abort_signal, self.where, self.clock = sleep, abort_signal, where, clock
+        self.executions = []
+        self.counts = {}
 
     def executed(self, name: str) -> None:
         pos = self.where()
@@ -53,7 +62,7 @@ class ToolState:
 
 
 def build_tools(defs: dict[str, ToolDef], state: ToolState) -> list[Tool]:
-    """Fresh tools for one run (counters start at zero)."""
+    """The scenario's tools, reading ``state`` (reset it before each run)."""
     return [_recorded(_inner(name, d, state), state) for name, d in defs.items()]
 
 
