@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
     from . import ScenarioResult
 
+SHORT = {"scripted": "fake", "openai_chat": "chat", "openai_responses": "resp", "anthropic": "anth", "gemini": "gem", "bedrock": "bedr"}
 STATUS_MARK = {"passed": ("✓", "green"), "failed": ("✗", "red"), "skipped": ("–", "dim"), "xfailed": ("x", "yellow"), "xpassed": ("X!", "red")}
 
 
@@ -85,10 +86,12 @@ def matrix(results: Sequence[ScenarioResult], providers: Sequence[str]) -> Rende
     from rich.table import Table
     from rich.text import Text
 
+    from rich.console import Group
+
     table = Table(title="scenarios × providers")
-    table.add_column("scenario", no_wrap=True)
+    table.add_column("scenario", overflow="fold")
     for p in providers:
-        table.add_column(p, justify="center")
+        table.add_column(SHORT.get(p, p), justify="center", no_wrap=True)
     rows: dict[str, dict[str, ScenarioResult]] = {}
     for r in results:
         rows.setdefault(r.label, {})[r.provider] = r
@@ -102,7 +105,8 @@ def matrix(results: Sequence[ScenarioResult], providers: Sequence[str]) -> Rende
                 mark, style = STATUS_MARK[r.status]
                 cells.append(Text(mark, style=style))
         table.add_row(label, *cells)
-    return table
+    legend = Text("  ".join(f"{SHORT.get(p, p)}={p}" for p in providers) + "\n✓ passed  ✗ failed  – skipped  x xfail  X! xpassed (an xfail that passed)", style="dim")
+    return Group(table, legend)
 
 
 def to_text(renderable: Any, width: int = 120) -> str:
