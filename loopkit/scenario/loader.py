@@ -76,6 +76,9 @@ def compose(text: str, source: str) -> tuple[Any, _Marks]:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         what = " ".join(x for x in (exc.context, exc.problem) if x)
+        if exc.context and exc.context_mark is not None and exc.problem_mark is not None:
+            c = exc.context_mark
+            what = f"{exc.context} (line {c.line + 1}, column {c.column + 1}) {exc.problem}"
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (0, 0)
         raise ScenarioFileError([Problem(source, line, col, "", f"not valid YAML: {what}")]) from None
     finally:
@@ -216,7 +219,9 @@ def problems_from(exc: ValidationError, data: Any, marks: _Marks | None, source:
             key = found
         else:
             text = _message(err, loc)
-            mark = marks.values.get(found) if marks else None
+            # a bad mapping key ("[key]" in pydantic's location) points at the key itself
+            table = marks.keys if marks and rest[:1] == ("[key]",) else (marks.values if marks else None)
+            mark = table.get(found) if table is not None else None
             key = found
         where.setdefault(key, mark)
         bucket = grouped.setdefault(key, [])

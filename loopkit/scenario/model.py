@@ -12,7 +12,7 @@ import json
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from ..messages import Usage
 from ..script import Delay, HttpFault, MidStreamError, ScriptedCall, Truncate, Turn
@@ -37,6 +37,23 @@ BUILTIN_KINDS: dict[str, tuple[str, ...]] = {
 }
 _FUNCTION_REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
+
+
+def check_provider(name: str) -> str:
+    """Raise ValueError (with a hint) unless ``name`` is a provider a scenario can name."""
+    if name not in PROVIDER_NAMES:
+        raise ValueError(f"unknown provider {name!r}{_hint(name, PROVIDER_NAMES)}; expected one of {', '.join(PROVIDER_NAMES)}")
+    return name
+
+
+ProviderName = Annotated[str, AfterValidator(check_provider)]
+
+
+def _hint(word: str, choices: Any) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 class _Model(BaseModel):
@@ -443,8 +460,8 @@ class ScenarioModel(_Model):
     script: Annotated[list[TurnDef], BeforeValidator(_turn_shorthand)] = Field(min_length=1)
     steering: list[SteerDef] = Field(default_factory=list)
     follow_ups: list[FollowDef] = Field(default_factory=list)
-    providers: list[str] | None = None
-    xfail: dict[str, str] = Field(default_factory=dict)
+    providers: list[ProviderName] | None = None
+    xfail: dict[ProviderName, str] = Field(default_factory=dict)
     expect: Expect
 
     @field_validator("name")
@@ -462,20 +479,6 @@ class ScenarioModel(_Model):
                 raise ValueError(f"tool name {name!r} is not accepted by providers: use 1-64 letters, digits, '_' or '-'")
         return tools
 
-    @field_validator("providers")
-    @classmethod
-    def _providers(cls, names: list[str] | None) -> list[str] | None:
-        for n in names or []:
-            check_provider(n)
-        return names
-
-    @field_validator("xfail")
-    @classmethod
-    def _xfail(cls, xfail: dict[str, str]) -> dict[str, str]:
-        for n in xfail:
-            check_provider(n)
-        return xfail
-
     def turns(self) -> list[Turn]:
         return [t.to_turn() for t in self.script]
 
@@ -492,17 +495,3 @@ class ScenarioModel(_Model):
                     if not ok:
                         out.append(c.arguments)
         return out
-
-
-def check_provider(name: str) -> str:
-    """Raise ValueError (with a hint) unless ``name`` is a provider a scenario can name."""
-    if name not in PROVIDER_NAMES:
-        raise ValueError(f"unknown provider {name!r}{_hint(name, PROVIDER_NAMES)}; expected one of {', '.join(PROVIDER_NAMES)}")
-    return name
-
-
-def _hint(word: str, choices: Any) -> str:
-    import difflib
-
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
