@@ -44,7 +44,7 @@ def failure_report(result: ScenarioResult) -> RenderableType:
         table.add_column("expected", style="green", overflow="fold")
         table.add_column("actual", style="red", overflow="fold")
         for f in result.failures:
-            table.add_row(f.check, f.expected, f.actual)
+            table.add_row(Text(f.check), Text(f.expected), Text(f.actual))
         parts.append(table)
     if result.record is not None and result.record.result is not None:
         parts.append(_transcript(result))
@@ -61,7 +61,7 @@ def _transcript(result: ScenarioResult) -> RenderableType:
     grid.add_column()
     for m in run.messages:
         if isinstance(m, UserMessage):
-            grid.add_row(Text("user", style="cyan"), _short(m.text))
+            grid.add_row(Text("user", style="cyan"), Text(_short(m.text)))
         elif isinstance(m, AssistantMessage):
             bits = []
             for b in m.content:
@@ -74,10 +74,10 @@ def _transcript(result: ScenarioResult) -> RenderableType:
                     bits.append(f"→ {b.name}({_short(args, 40)}) [{b.id}]")
             if m.stop_reason in ("error", "aborted"):
                 bits.append(f"✗ {m.stop_reason}: {_short(m.error_message or '', 80)}")
-            grid.add_row(Text("assistant", style="green"), " | ".join(bits) or "(empty)")
+            grid.add_row(Text("assistant", style="green"), Text(" | ".join(bits) or "(empty)"))
         elif isinstance(m, ToolResultMessage):
             grid.add_row(Text("  tool", style="blue"), Text(f"{'✗' if m.is_error else '←'} {m.tool_name} [{m.tool_call_id}]: {_short(m.text)}", style="red" if m.is_error else ""))
-    grid.add_row(Text("end", style="magenta"), f"{run.reason}, {run.model_calls} model call(s)")
+    grid.add_row(Text("end", style="magenta"), Text(f"{run.reason}, {run.model_calls} model call(s)"))
     return grid
 
 
@@ -104,7 +104,7 @@ def matrix(results: Sequence[ScenarioResult], providers: Sequence[str]) -> Rende
             else:
                 mark, style = STATUS_MARK[r.status]
                 cells.append(Text(mark, style=style))
-        table.add_row(label, *cells)
+        table.add_row(Text(label), *cells)
     legend = Text("  ".join(f"{SHORT.get(p, p)}={p}" for p in providers) + "\n✓ passed  ✗ failed  – skipped  x xfail  X! xpassed (an xfail that passed)", style="dim")
     return Group(table, legend)
 
