@@ -99,8 +99,8 @@ class ScenarioItem(pytest.Function):
     scenario: Any
     provider: str
 
-    def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"scenario {self.name}"
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"scenario {self.name}"
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, ScenarioFailed):
