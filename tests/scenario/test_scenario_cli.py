@@ -61,7 +61,7 @@ def test_unknown_provider_exits_2(tmp_path, capsys) -> None:
 
 def test_skips_are_shown_in_the_matrix(tmp_path, capsys) -> None:
     folder = write(tmp_path / "t", aborted="name: aborted\nscript: [{text: x, aborted: true}]\nexpect:\n  end: {reason: aborted}\n")
-    assert main(["run", str(folder), "--provider", "scripted", "--provider", "anthropic", "--json"]) == 0
+    assert main(["run", str(folder), "--provider", "scripted", "--provider", "bedrock", "--json"]) == 0
     results = json.loads(capsys.readouterr().out)["results"]
     assert [r["status"] for r in results] == ["passed", "skipped"]
     assert "abort signal" in results[1]["skip_reason"]
