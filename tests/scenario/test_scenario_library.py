@@ -39,3 +39,18 @@ def test_the_library_is_large_and_grouped_by_topic() -> None:
 @pytest.mark.parametrize(("scenario", "provider"), _params())
 def test_library_scenario(scenario, provider, request) -> None:
     run_and_check(scenario, provider, request)
+
+
+def test_readme_python_example_runs_and_counts_are_current() -> None:
+    import re
+
+    readme = (ROOT / "scenarios" / "README.md").read_text(encoding="utf-8")
+    example = next(b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "def test_" in b)
+    namespace: dict = {}
+    exec(compile(example, "scenarios/README.md", "exec"), namespace)
+    namespace["test_retry_then_tool_round"]()
+    words = {10: "ten", 11: "eleven", 12: "twelve", 9: "nine"}
+    topics = sorted({s.label.split("/")[0] for s in LIBRARY})
+    assert f"The library here has {len(LIBRARY)} scenarios in {words.get(len(topics), len(topics))} topic folders:" in readme
+    for topic in topics:
+        assert f"| `{topic}/` |" in readme, f"scenarios/README.md does not describe {topic}/"
