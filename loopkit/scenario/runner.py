@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..events import AgentEvent, MessageStart, ToolExecutionEnd, ToolExecutionStart, TurnEnd, MessageEnd
+from ..events import AgentEvent, MessageEnd, MessageStart, ToolExecutionEnd, ToolExecutionStart, TurnEnd
 from ..messages import AssistantMessage, ToolResultMessage
 from ..provider import AbortSignal, ModelRequest
 from ..runtime import RunResult, TickClock, run
@@ -20,7 +20,7 @@ from .model import FollowDef, ScenarioModel, SteerDef
 from .providers import build
 from .toolkit import ToolState, build_tools
 
-Point = tuple  # ("start",) | ("call", round, call) | ("round", round) | ("model",)
+Point = tuple  # ("start",) | ("call", round, call) | ("round", round) | ("model",): where a poll happens
 
 
 class Tracker:
