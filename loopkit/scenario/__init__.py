@@ -19,11 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
 from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
 from ..script import Delay, HttpFault, MidStreamError, Truncate, Turn
 from .checks import Failure, check_all
 from .loader import Problem, ScenarioFileError, discover, load_path, load_text, validate
-from .model import PROVIDER_NAMES, ScenarioModel
+from .model import PROVIDER_NAMES, ScenarioModel, check_provider
 from .providers import available, skip_reason
 from .runner import RunRecord, Toolbox, execute
 
@@ -110,10 +111,10 @@ class Scenario:
 
     def run(self, provider: str = "scripted") -> ScenarioResult:
         """Run on one provider and check every expectation."""
-        if provider not in PROVIDER_NAMES:
-            from ..errors import UsageError
-
-            raise UsageError(f"unknown provider {provider!r}; expected one of {', '.join(PROVIDER_NAMES)}")
+        try:
+            check_provider(provider)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         xfail = self.model.xfail.get(provider)
         reason = self.skip_reason(provider)
         if reason is not None:
@@ -190,16 +191,19 @@ def _turn_data(turn: Any) -> Any:
     if turn.aborted:
         data["aborted"] = True
     if turn.tool_calls:
-        data["tool_calls"] = [{k: v for k, v in (("name", c.name), ("arguments", c.arguments), ("id", c.id)) if v is not None} for c in turn.tool_calls]
+        data["tool_calls"] = [
+            {k: v for k, v in (("name", c.name), ("arguments", c.arguments if isinstance(c.arguments, str) else dict(c.arguments)), ("id", c.id), ("thought_signature", c.thought_signature)) if v is not None}
+            for c in turn.tool_calls
+        ]
     if turn.usage is not None:
         u = turn.usage
         data["usage"] = {"input": u.input, "output": u.output, "cache_read": u.cache_read, "cache_write": u.cache_write}
     faults = []
     for fault in turn.faults:
         key = {HttpFault: "http", MidStreamError: "mid_stream_error", Truncate: "truncate", Delay: "delay"}[type(fault)]
-        values = {k: v for k, v in dataclasses.asdict(fault).items() if v is not None and v != {} and k != "body"}
-        if isinstance(values.get("arguments"), Mapping):
-            values["arguments"] = dict(values["arguments"])
+        if getattr(fault, "body", None) is not None:
+            raise UsageError("a scenario cannot carry HttpFault(body=...): the file format has no raw error bodies")
+        values = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in dataclasses.asdict(fault).items() if v is not None and v != {} and k != "body"}
         faults.append({key: values})
     if faults:
         data["faults"] = faults

@@ -124,6 +124,7 @@ class CallDef(_Model):
     name: str
     arguments: dict[str, Any] | str = Field(default_factory=dict)
     id: str | None = None
+    thought_signature: str | None = None
 
 
 class HttpDef(_Model):
@@ -203,7 +204,7 @@ class TurnDef(_Model):
             text=self.text,
             thinking=self.thinking,
             thinking_signature=self.thinking_signature,
-            tool_calls=tuple(ScriptedCall(name=c.name, arguments=c.arguments, id=c.id) for c in self.tool_calls),
+            tool_calls=tuple(ScriptedCall(name=c.name, arguments=c.arguments, id=c.id, thought_signature=c.thought_signature) for c in self.tool_calls),
             stop_reason=self.stop_reason,
             usage=usage,
             error=self.error,

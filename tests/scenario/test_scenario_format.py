@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from loopkit.errors import ScenarioError
+from loopkit.errors import ScenarioError, UsageError
 from loopkit.scenario import Scenario, ScenarioFileError, load_all
 from loopkit.scenario.loader import load_path, load_text
 from loopkit.script import HttpFault, Turn, call
@@ -127,3 +127,23 @@ def test_a_scenario_built_in_code_reports_problems_by_path() -> None:
     (problem,) = info.value.problems
     assert (problem.source, problem.line, problem.path) == ("<code>", 0, "expect.end.reason")
     assert str(problem).startswith("<code>: expect.end.reason: input should be 'stop'")
+
+
+def test_turn_objects_round_trip_through_the_file_form() -> None:
+    from loopkit.messages import Usage
+    from loopkit.scenario import _turn_data
+    from loopkit.scenario.model import TurnDef
+    from loopkit.script import Delay, MidStreamError, Truncate
+
+    turn = Turn(
+        text="t", thinking="th", thinking_signature="s", tool_calls=[call("add", {"a": 1}, id="c"), call("x", '{"broken')],
+        stop_reason="length", usage=Usage(input=1, output=2, total_tokens=3), chunk_size=2,
+        faults=[HttpFault(status=503, retry_after=1.5, headers={"x-a": "b"}), MidStreamError(after=2, message="m"), Truncate(after=3), Delay(seconds=1, after=1)],
+    )  # fmt: skip
+    assert TurnDef.model_validate(_turn_data(turn)).to_turn() == turn
+
+
+def test_an_unknown_provider_name_in_code_is_a_usage_error() -> None:
+    s = Scenario(name="x", script=["Hi."], expect={"end": {"reason": "stop"}})
+    with pytest.raises(UsageError, match=r"unknown provider 'antropic' \(did you mean 'anthropic'\?\)"):
+        s.run("antropic")
