@@ -3,11 +3,13 @@
 Every model forbids unknown keys, so a typo is an error (the loader adds a "did you mean" hint and
 the file, line and column). Shorthands are normalised before validation: a turn may be a string
 (a text answer), a tool may be a kind name, a text check may be a string (equality), a prompt or a
-message list may be one string. ``to_turns`` turns the script into :class:`loopkit.script.Turn`.
+message list may be one string. :meth:`ScenarioModel.turns` gives the script as
+:class:`loopkit.script.Turn` objects.
 """
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from typing import Annotated, Any, Literal
@@ -50,8 +52,6 @@ ProviderName = Annotated[str, AfterValidator(check_provider)]
 
 
 def _hint(word: str, choices: Any) -> str:
-    import difflib
-
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
