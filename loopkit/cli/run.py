@@ -68,6 +68,10 @@ def _print_tables(results: list[Any], providers: list[str]) -> None:
     from ..scenario.render import failure_report, matrix
 
     console = Console()
+    if not console.is_terminal:
+        # piped output has no width to respect: keep every scenario name on one line
+        longest = max((len(r.label) for r in results), default=10)
+        console = Console(width=max(console.width, longest + 7 * len(providers) + 4))
     console.print(matrix(results, providers))
     bad = [r for r in results if r.status in ("failed", "xpassed")]
     for r in bad:
