@@ -2,7 +2,9 @@
 
 Budget: the library × 6 providers (scripted + the five wire protocols, each adapter over its
 in-process simulator) in under 10 s on a 2-core machine. Also times the library test module
-under pytest, serially and with ``-n 2`` (pytest-xdist): the items share no state.
+under pytest (sync and async drivers), serially and with ``-n 2`` (pytest-xdist): the items share
+no state. The xdist figure includes starting the workers, which costs seconds in a venv with many
+pytest plugins.
 
 Run: ``PYTHONPATH=. python benchmarks/bench_scenarios.py [--rounds 3] [--no-pytest]``
 """
@@ -53,6 +55,11 @@ def run_library(rounds: int) -> None:
     assert best is not None
     verdict = "within" if best < BUDGET_S else "OVER"
     print(f"best: {best:.2f} s for the library × {len(PROVIDER_NAMES)} providers — {verdict} the {BUDGET_S:.0f} s budget")
+    fresh = load_all([ROOT / "scenarios"])
+    t = time.perf_counter()
+    for s in fresh:
+        s.run_all(driver="async")
+    print(f"async driver (loopkit.arun, astream): {time.perf_counter() - t:.2f} s for the same {len(fresh) * len(PROVIDER_NAMES)} pairs")
 
 
 def run_pytest() -> None:

@@ -108,11 +108,12 @@ class ScenarioItem(pytest.Function):
         return super().repr_failure(excinfo, style=style)
 
 
-def run_and_check(scenario: Any, provider: str, request: pytest.FixtureRequest | None = None) -> Any:
+def run_and_check(scenario: Any, provider: str, request: pytest.FixtureRequest | None = None, *, driver: str = "sync") -> Any:
     """Run ``scenario`` on ``provider``; raise :class:`ScenarioFailed` (with the report) when an
     expectation is not met, skip when the provider cannot express it, and compare the snapshot
-    when the scenario asks for one. xfail is left to the caller's pytest marker."""
-    result = scenario.run(provider)
+    when the scenario asks for one (and a ``request`` is given). xfail is left to the caller's
+    pytest marker."""
+    result = scenario.run(provider, driver=driver)
     if result.status == "skipped":
         pytest.skip(result.skip_reason)
     if result.failures:

@@ -1,4 +1,4 @@
-"""``loopkit run [PATHS...] [--provider P ...] [--json]``: run scenario files on every provider.
+"""``loopkit run [PATHS...] [--provider P ...] [--json] [--driver async]``: run scenario files on every provider.
 
 A progress bar while the runs go, then a matrix of scenario × provider (✓ passed, ✗ failed,
 – skipped, x expected failure), then the report of each failure. Exit status 1 when any scenario
@@ -18,6 +18,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("paths", nargs="*", type=Path, help="scenario files or folders (default: ./scenarios)")
     p.add_argument("--provider", action="append", dest="providers", metavar="P", help="run only on this provider (repeatable)")
     p.add_argument("--json", action="store_true", help="print machine-readable results instead of tables")
+    p.add_argument("--driver", choices=("sync", "async"), default="sync", help="run with loopkit.run (sync, default) or loopkit.arun (async)")
     p.set_defaults(handler=main)
 
 
@@ -38,15 +39,15 @@ def main(args: argparse.Namespace) -> int:
         raise UsageError(f"no scenario files under {', '.join(map(str, paths))}")
     total = len(scenarios) * len(providers)
     if args.json:
-        results = [s.run(p) for s in scenarios for p in providers]
+        results = [s.run(p, driver=args.driver) for s in scenarios for p in providers]
         print(json.dumps(_json(results), indent=2, ensure_ascii=False))
     else:
-        results = _with_progress(scenarios, providers, total)
+        results = _with_progress(scenarios, providers, total, args.driver)
         _print_tables(results, providers)
     return 1 if any(r.status in ("failed", "xpassed") for r in results) else 0
 
 
-def _with_progress(scenarios: list[Any], providers: list[str], total: int) -> list[Any]:
+def _with_progress(scenarios: list[Any], providers: list[str], total: int, driver: str) -> list[Any]:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -57,7 +58,7 @@ def _with_progress(scenarios: list[Any], providers: list[str], total: int) -> li
         for s in scenarios:
             for p in providers:
                 bar.update(task, description=f"{s.label} [{p}]")
-                results.append(s.run(p))
+                results.append(s.run(p, driver=driver))
                 bar.advance(task)
     return results
 

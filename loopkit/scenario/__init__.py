@@ -109,8 +109,15 @@ class Scenario:
     def skip_reason(self, provider: str) -> str | None:
         return skip_reason(provider, self.model)
 
-    def run(self, provider: str = "scripted") -> ScenarioResult:
-        """Run on one provider and check every expectation."""
+    def run(self, provider: str = "scripted", *, driver: str = "sync") -> ScenarioResult:
+        """Run on one provider and check every expectation.
+
+        Args:
+            provider: ``scripted`` or a protocol name (see :data:`PROVIDER_NAMES`).
+            driver: ``sync`` (:func:`loopkit.run`) or ``async`` (:func:`loopkit.arun`).
+        """
+        if driver not in ("sync", "async"):
+            raise UsageError(f"driver must be 'sync' or 'async', not {driver!r}")
         try:
             check_provider(provider)
         except ValueError as exc:
@@ -121,7 +128,7 @@ class Scenario:
             return ScenarioResult(self.name, self.label, provider, "skipped", skip_reason=reason, xfail_reason=xfail)
         if self._toolbox is None:
             self._toolbox = Toolbox(self.model)
-        record = execute(self.model, provider, self._toolbox)
+        record = execute(self.model, provider, self._toolbox, driver=driver)
         failures = check_all(self.model.expect, record)
         if xfail is not None:
             status = "xfailed" if failures else "xpassed"
@@ -129,9 +136,9 @@ class Scenario:
             status = "failed" if failures else "passed"
         return ScenarioResult(self.name, self.label, provider, status, failures, None, xfail, record)
 
-    def run_all(self, providers: Sequence[str] | None = None) -> list[ScenarioResult]:
+    def run_all(self, providers: Sequence[str] | None = None, *, driver: str = "sync") -> list[ScenarioResult]:
         """Run on each of ``providers`` (default: all)."""
-        return [self.run(p) for p in (providers or PROVIDER_NAMES)]
+        return [self.run(p, driver=driver) for p in (providers or PROVIDER_NAMES)]
 
     def __repr__(self) -> str:
         return f"Scenario({self.label!r})"

@@ -10,7 +10,7 @@ alike everywhere and nothing really waits.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +66,17 @@ class Recording(BaseProvider):
         self.requests.append(request)
         return self.inner.stream(request)
 
+    async def astream(self, request: ModelRequest) -> AsyncIterator[Any]:
+        self.requests.append(request)
+        events = self.inner.astream(request)
+        try:
+            async for event in events:
+                yield event
+        finally:
+            aclose = getattr(events, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
 
 @dataclass(slots=True)
 class Built:
@@ -92,7 +103,7 @@ def build(name: str, turns: list[Turn], scenario: ScenarioModel, sleep: Callable
     adapter = adapter_class(name)(
         model=MODELS.get(name, "sim-model"),
         api_key="test-key",
-        transport=simulators.transport(sim, sleep=sleep),
+        transport=simulators.SimulatorTransport(sim, sleep=sleep, asleep=_async_sleeper(sleep)),
         retry=retry,
         stream=cfg.stream,
     )

@@ -8,6 +8,7 @@ after round n) and a tool body knows which call it executes.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 from ..events import AgentEvent, MessageEnd, MessageStart, ToolExecutionEnd, ToolExecutionStart, TurnEnd
 from ..messages import AssistantMessage, ToolResultMessage
 from ..provider import AbortSignal, ModelRequest
-from ..runtime import RunResult, TickClock, run
+from ..runtime import RunResult, TickClock, arun, run
 from .model import FollowDef, ScenarioModel, SteerDef
 from .providers import build
 from .toolkit import ToolState, build_tools
@@ -123,9 +124,10 @@ class Toolbox:
         self.tools = build_tools(dict(scenario.tools), self.state)
 
 
-def execute(scenario: ScenarioModel, provider: str, toolbox: Toolbox | None = None) -> RunRecord:
-    """Run ``scenario`` once on ``provider`` (which must be able to express it). Runs that share
-    a ``toolbox`` must not overlap."""
+def execute(scenario: ScenarioModel, provider: str, toolbox: Toolbox | None = None, *, driver: str = "sync") -> RunRecord:
+    """Run ``scenario`` once on ``provider`` (which must be able to express it), with the sync
+    driver (:func:`loopkit.run`) or the asyncio one (:func:`loopkit.arun`, which streams through
+    the providers' ``astream``). Runs that share a ``toolbox`` must not overlap."""
     started = time.perf_counter()
     sleeps: list[float] = []
     tracker = Tracker()
@@ -141,21 +143,23 @@ def execute(scenario: ScenarioModel, provider: str, toolbox: Toolbox | None = No
     follow_ups = Schedule(scenario.follow_ups, tracker) if scenario.follow_ups else None
     result: RunResult | None = None
     raised: BaseException | None = None
+    options: dict[str, Any] = dict(
+        tools=tools,
+        tool_choice=cfg.tool_choice,
+        parallel_tool_calls=cfg.parallel_tool_calls,
+        max_iterations=cfg.max_iterations,
+        steering=steering,
+        follow_ups=follow_ups,
+        on_event=tracker,
+        system=cfg.system,
+        abort_signal=signal,
+        clock=clock,
+    )
     try:
-        result = run(
-            built.provider,
-            list(scenario.prompt),
-            tools=tools,
-            tool_choice=cfg.tool_choice,
-            parallel_tool_calls=cfg.parallel_tool_calls,
-            max_iterations=cfg.max_iterations,
-            steering=steering,
-            follow_ups=follow_ups,
-            on_event=tracker,
-            system=cfg.system,
-            abort_signal=signal,
-            clock=clock,
-        )
+        if driver == "async":
+            result = asyncio.run(arun(built.provider, list(scenario.prompt), **options))
+        else:
+            result = run(built.provider, list(scenario.prompt), **options)
     except Exception as exc:  # noqa: BLE001 - reported as a failure of the scenario
         raised = exc
     wire, misaligned = _wire_bodies(built.simulator, len(built.provider.requests))

@@ -38,7 +38,7 @@ def test_a_failure_exits_1_and_prints_its_diff(tmp_path, capsys) -> None:
 
 def test_json_output(tmp_path, capsys) -> None:
     folder = write(tmp_path / "topic", good=GOOD, bad=BAD)
-    assert main(["run", str(folder / "bad.yaml"), str(folder / "good.yaml"), "--provider", "scripted", "--json"]) == 1
+    assert main(["run", str(folder / "bad.yaml"), str(folder / "good.yaml"), "--provider", "scripted", "--json", "--driver", "async"]) == 1
     out = json.loads(capsys.readouterr().out)
     assert out["summary"] == {"passed": 1, "failed": 1, "skipped": 0, "xfailed": 0, "xpassed": 0}
     bad = out["results"][0]

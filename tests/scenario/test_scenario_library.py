@@ -1,4 +1,5 @@
-"""The built-in scenario library (``scenarios/``) on every provider: one test per scenario × provider.
+"""The built-in scenario library (``scenarios/``) on every provider: one test per scenario × provider,
+with the sync driver and again with the asyncio one.
 
 A provider that cannot express a scenario is skipped with the reason; a scenario's ``xfail``
 entries are strict xfails (each names an engine, fake or simulator finding).
@@ -39,6 +40,12 @@ def test_the_library_is_large_and_grouped_by_topic() -> None:
 @pytest.mark.parametrize(("scenario", "provider"), _params())
 def test_library_scenario(scenario, provider, request) -> None:
     run_and_check(scenario, provider, request)
+
+
+@pytest.mark.parametrize(("scenario", "provider"), _params())
+def test_library_scenario_async(scenario, provider) -> None:
+    """The same library through loopkit.arun: the async driver and every provider's astream."""
+    run_and_check(scenario, provider, driver="async")
 
 
 def test_readme_python_example_runs_and_counts_are_current() -> None:
