@@ -1,0 +1,103 @@
+"""``loopkit run [PATHS...] [--provider P ...] [--json] [--driver async]``: run scenario files on every provider.
+
+A progress bar while the runs go, then a matrix of scenario × provider (✓ passed, ✗ failed,
+– skipped, x expected failure), then the report of each failure. Exit status 1 when any scenario
+failed (an xfail that passes counts as a failure), 2 when a file is malformed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("run", help="run scenario files on every provider", description=__doc__)
+    p.add_argument("paths", nargs="*", type=Path, help="scenario files or folders (default: ./scenarios)")
+    p.add_argument("--provider", action="append", dest="providers", metavar="P", help="run only on this provider (repeatable)")
+    p.add_argument("--json", action="store_true", help="print machine-readable results instead of tables")
+    p.add_argument("--driver", choices=("sync", "async"), default="sync", help="run with loopkit.run (sync, default) or loopkit.arun (async)")
+    p.set_defaults(handler=main)
+
+
+def main(args: argparse.Namespace) -> int:
+    from ..errors import UsageError
+    from ..scenario import load_all
+    from ..scenario.model import PROVIDER_NAMES, check_provider
+
+    providers = args.providers or list(PROVIDER_NAMES)
+    for name in providers:
+        try:
+            check_provider(name)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    paths = args.paths or [Path("scenarios")]
+    scenarios = load_all(paths)  # a malformed file raises ScenarioFileError (exit 2, every problem listed)
+    if not scenarios:
+        raise UsageError(f"no scenario files under {', '.join(map(str, paths))}")
+    total = len(scenarios) * len(providers)
+    if args.json:
+        results = [s.run(p, driver=args.driver) for s in scenarios for p in providers]
+        print(json.dumps(_json(results), indent=2, ensure_ascii=False))
+    else:
+        results = _with_progress(scenarios, providers, total, args.driver)
+        _print_tables(results, providers)
+    return 1 if any(r.status in ("failed", "xpassed") for r in results) else 0
+
+
+def _with_progress(scenarios: list[Any], providers: list[str], total: int, driver: str) -> list[Any]:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    results = []
+    console = Console(stderr=True)
+    with Progress(TextColumn("[bold]scenarios"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), TextColumn("{task.description}"), console=console, transient=True) as bar:
+        task = bar.add_task("", total=total)
+        for s in scenarios:
+            for p in providers:
+                bar.update(task, description=f"{s.label} [{p}]")
+                results.append(s.run(p, driver=driver))
+                bar.advance(task)
+    return results
+
+
+def _print_tables(results: list[Any], providers: list[str]) -> None:
+    from rich.console import Console
+
+    from ..scenario.render import failure_report, matrix
+
+    console = Console()
+    if not console.is_terminal:
+        # piped output has no width to respect: keep every scenario name on one line
+        longest = max((len(r.label) for r in results), default=10)
+        console = Console(width=max(console.width, longest + 7 * len(providers) + 4))
+    console.print(matrix(results, providers))
+    bad = [r for r in results if r.status in ("failed", "xpassed")]
+    for r in bad:
+        console.rule(f"{r.label} [{r.provider}]", style="red")
+        console.print(failure_report(r))
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.status] = counts.get(r.status, 0) + 1
+    summary = ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+    console.print(f"{len(results)} scenario run(s): {summary}", style="red" if bad else "green")
+
+
+def _json(results: list[Any]) -> dict[str, Any]:
+    return {
+        "results": [
+            {
+                "scenario": r.label,
+                "provider": r.provider,
+                "status": r.status,
+                "skip_reason": r.skip_reason,
+                "xfail_reason": r.xfail_reason,
+                "failures": [{"check": f.check, "expected": f.expected, "actual": f.actual} for f in r.failures],
+            }
+            for r in results
+        ],
+        "summary": {status: sum(1 for r in results if r.status == status) for status in ("passed", "failed", "skipped", "xfailed", "xpassed")},
+    }
+
