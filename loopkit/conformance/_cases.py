@@ -344,6 +344,26 @@ def check_malformed_arguments(ctx: Context) -> None:
     ctx.expect("a call with broken JSON (id, arguments, raw_arguments)", [(c.id, c.arguments, c.raw_arguments) for c in calls], [(a, None, raw)])
 
 
+def check_non_object_arguments(ctx: Context) -> None:
+    a, _ = call_ids(ctx.wire)
+    m = finished(ctx, answer(ctx, [Turn(tool_calls=(call("get_weather", "[1, 2]", id=a),))]))
+    if m is None:
+        return
+    calls = only_calls(m)
+    ctx.expect("a call whose arguments are a JSON array (arguments, raw_arguments)", [(c.arguments, c.raw_arguments) for c in calls], [([1, 2], None)])
+
+
+def check_length_mid_call(ctx: Context) -> None:
+    a, _ = call_ids(ctx.wire)
+    raw = '{"city": "Par'
+    ex = answer(ctx, [Turn(tool_calls=(call("get_weather", raw, id=a),), stop_reason="length")])
+    m = finished(ctx, ex, "an answer cut by the token limit inside a tool call")
+    if m is None:
+        return
+    ctx.expect("stop_reason", m.stop_reason, "length")
+    ctx.expect("the cut-off call (id, arguments, raw_arguments)", [(c.id, c.arguments, c.raw_arguments) for c in only_calls(m)], [(a, None, raw)])
+
+
 def check_stop_reasons(ctx: Context) -> None:
     from ._harness import turn_from
 
@@ -523,8 +543,9 @@ def _raw_arguments(wire: Wire, provider: Any) -> str | None:
     if wire.raw_arguments:
         return None
     return (
-        f"{wire.name}'s functionCall.args is a JSON object, so argument text that is not JSON cannot travel; "
-        "the model's equivalent, finishReason MALFORMED_FUNCTION_CALL, is covered by stop.reasons (wire.md §4.7)"
+        f"{wire.name}'s functionCall.args is always a JSON object (a proto Struct) and calls arrive whole, so argument "
+        "text that is broken, cut off or not an object cannot travel; the model's equivalent, finishReason "
+        "MALFORMED_FUNCTION_CALL, is covered by stop.reasons (wire.md §4.3, §4.7)"
     )
 
 
@@ -561,6 +582,8 @@ CASES: tuple[Case, ...] = (
     Case("stream.arguments.fragmented", "Arguments split into one-character fragments (inside escapes and emoji) join into the same value.", "wire.md §1.7 #3, §3.4, §5.4", check_fragmented_arguments, _fragments, group="stream"),
     Case("stream.arguments.empty", "A call with empty argument text has arguments {}.", "wire.md §1.7 #2, §3.4, §5.8 #2", check_empty_arguments, group="stream"),
     Case("stream.arguments.malformed", "Argument text that is not JSON is surfaced as raw_arguments, never swallowed into {}.", "wire.md §1.7 #1; loop.md §8.4", check_malformed_arguments, _raw_arguments, group="stream"),
+    Case("stream.arguments.non_object", "Arguments that are JSON but not an object are kept as parsed, never replaced by {}.", "loop.md §8.4", check_non_object_arguments, _raw_arguments, group="stream"),
+    Case("stream.length_mid_call", "A length stop inside a tool call keeps the call with its partial argument text as raw_arguments.", "wire.md §3.7 #1, §6.3 (truncation)", check_length_mid_call, _raw_arguments, group="stream"),
     Case("stream.unicode", "Non-ASCII text and arguments (accents, emoji, CJK, RTL, combining marks, escapes) arrive intact.", "wire.md §1.7 #3", check_unicode, group="stream"),
     Case("stream.utf8_split", "A body delivered 3 bytes at a time, splitting UTF-8 sequences, parses to the same message.", "wire.md §0 (SSE framing), §5.6", check_utf8_split, group="stream"),
     Case("stream.usage", "Token usage is reported on the message.", "wire.md §1.4 #6, §2.3, §3.4, §4.4, §5.4", check_usage, group="stream"),
