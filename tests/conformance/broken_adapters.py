@@ -185,7 +185,7 @@ BROKEN: dict[str, tuple[Callable[..., Any], str, set[str]]] = {
     "required_to_auto": (required_to_auto_factory, "bedrock", {"request.tool_choice.required"}),
     "loses_is_error": (loses_is_error_factory, "bedrock", {"request.history.is_error"}),
     "repeats_call_id": (repeats_call_id_factory, "bedrock", {"stream.parallel_calls"}),
-    "malformed_to_empty": (malformed_to_empty_factory, "bedrock", {"stream.arguments.malformed"}),
+    "malformed_to_empty": (malformed_to_empty_factory, "bedrock", {"stream.arguments.malformed", "stream.length_mid_call"}),
     "ignores_retry_after": (ignores_retry_after_factory, "bedrock", {"failure.http_429_retry_after"}),
-    "stops_at_first_text": (stops_at_first_text_factory, "bedrock", {"stream.text_then_tool_call"}),
+    "stops_at_first_text": (stops_at_first_text_factory, "bedrock", {"stream.text_then_tool_call", "stream.unicode", "stream.utf8_split"}),
 }
