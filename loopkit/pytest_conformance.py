@@ -64,8 +64,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         suite = _suite(config)
     except LoopkitError as exc:
         raise pytest.UsageError(f"--loopkit-adapter: {exc}") from None
-    collector = ConformanceSuite.from_parent(session, name=f"loopkit-conformance[{suite.protocol}]")
-    items.extend(collector.collect())
+    name = f"loopkit-conformance[{suite.protocol}]"
+    collector = ConformanceSuite.from_parent(session, name=name, nodeid=name)
+    # through the collect-report hooks, so the terminal counts the items like collected tests
+    report = collector.ihook.pytest_make_collect_report(collector=collector)
+    config.hook.pytest_collectreport(report=report)
+    items.extend(i for i in report.result if isinstance(i, pytest.Item))
 
 
 class ConformanceSuite(pytest.Collector):
@@ -98,8 +102,8 @@ class ConformanceCase(pytest.Item):
             return f"{head}\n{kind}:\n  " + r.detail.replace("\n", "\n  ")
         return super().repr_failure(excinfo)
 
-    def reportinfo(self) -> tuple[str, int | None, str]:
-        return self.parent.name if self.parent else "loopkit-conformance", None, f"{self.name}: {self.case.statement}"
+    def reportinfo(self) -> tuple[str, int, str]:
+        return self.parent.name if self.parent else "loopkit-conformance", 0, f"{self.name}: {self.case.statement}"
 
 
 class CaseFailed(Exception):
