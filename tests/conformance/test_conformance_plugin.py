@@ -29,7 +29,7 @@ def test_builtin_adapter_passes_and_inexpressible_cases_skip_with_the_reason(pyt
 def test_a_planted_bug_fails_its_item_with_the_mismatch(pytester) -> None:
     result = pytester.runpytest(
         *PLUGIN_ARGS,
-        "--loopkit-adapter=tests.conformance.broken_adapters:loses_is_error_factory",
+        "--loopkit-adapter=broken_adapters:loses_is_error_factory",
         "--loopkit-protocol=bedrock",
         "-k",
         "history",

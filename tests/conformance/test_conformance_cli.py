@@ -15,7 +15,7 @@ def test_json_output_and_exit_zero_for_a_conforming_adapter(capsys) -> None:
 
 
 def test_table_and_exit_one_on_a_failure(capsys) -> None:
-    code = main(["conformance", "tests.conformance.broken_adapters:required_to_auto_factory", "--protocol", "bedrock", "--case", "request.tool_choice.required"])
+    code = main(["conformance", "broken_adapters:required_to_auto_factory", "--protocol", "bedrock", "--case", "request.tool_choice.required"])
     out = capsys.readouterr().out
     assert code == 1
     assert "✗ FAIL" in out and "request.tool_choice.required" in out and "{'auto': {}}" in out
@@ -24,4 +24,4 @@ def test_table_and_exit_one_on_a_failure(capsys) -> None:
 def test_usage_errors_exit_two(capsys) -> None:
     assert main(["conformance", "mypkg.nowhere:factory", "--protocol", "bedrock"]) == 2
     assert "cannot import 'mypkg.nowhere'" in capsys.readouterr().err
-    assert main(["conformance", "tests.conformance.broken_adapters:required_to_auto_factory"]) == 2
+    assert main(["conformance", "broken_adapters:required_to_auto_factory"]) == 2

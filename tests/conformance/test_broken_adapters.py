@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from loopkit.conformance import run_suite
-from tests.conformance.broken_adapters import BROKEN
+from broken_adapters import BROKEN
 
 
 @pytest.mark.parametrize("name", list(BROKEN))

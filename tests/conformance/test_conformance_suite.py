@@ -26,7 +26,7 @@ def test_case_ids_are_unique_and_every_case_names_its_spec() -> None:
 
 
 def test_resolve_factory_reads_module_attr_and_builtin_names() -> None:
-    assert resolve_factory("tests.conformance.test_suite:bedrock") is bedrock
+    assert resolve_factory("test_conformance_suite:bedrock") is bedrock
     assert callable(resolve_factory("bedrock"))
 
 
@@ -35,8 +35,8 @@ def test_resolve_factory_reads_module_attr_and_builtin_names() -> None:
     [
         ("nonsense", "neither a built-in adapter"),
         ("no_such_module_xyz:f", "cannot import 'no_such_module_xyz'"),
-        ("tests.conformance.test_suite:missing", "has no attribute 'missing'"),
-        ("tests.conformance.test_suite:SERVED", "not a callable factory"),
+        ("test_conformance_suite:missing", "has no attribute 'missing'"),
+        ("test_conformance_suite:SERVED", "not a callable factory"),
     ],
 )
 def test_bad_targets_say_what_is_wrong(target: str, message: str) -> None:
@@ -56,7 +56,7 @@ def test_a_factory_must_take_transport_or_base_url() -> None:
 
 def test_module_targets_need_a_protocol() -> None:
     with pytest.raises(UsageError, match="--protocol"):
-        Suite("tests.conformance.test_suite:bedrock")
+        Suite("test_conformance_suite:bedrock")
     with pytest.raises(UsageError, match="unknown protocol 'grpc'"):
         Suite("bedrock", "grpc")
 
@@ -106,7 +106,7 @@ def test_report_json_and_table() -> None:
 
 
 def test_failure_detail_names_what_was_sent_against_what_was_expected() -> None:
-    from tests.conformance.broken_adapters import BROKEN
+    from broken_adapters import BROKEN
 
     factory, protocol, _ = BROKEN["required_to_auto"]
     report = run_suite(factory, protocol)
