@@ -46,16 +46,14 @@ def _stream_bug(base: type, bend_factory: Callable[[], Callable[[list[StreamEven
 
 def drops_second_call() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
     """Keeps only the first tool call of an answer."""
-    state = {"calls": 0, "dropped": set()}
+    calls: list[int] = []  # content indexes of the calls, in order
 
     def bend(events: list[StreamEvent]) -> list[StreamEvent]:
         out = []
         for e in events:
-            if isinstance(e, ToolCallStartEvent) or (isinstance(e, ToolCallEndEvent) and e.tool_call is not None):
-                state["calls"] += 1
-                if state["calls"] == 2:
-                    state["dropped"].add(e.content_index)
-            if getattr(e, "content_index", None) in state["dropped"]:
+            if isinstance(e, (ToolCallStartEvent, ToolCallEndEvent)) and e.content_index not in calls:
+                calls.append(e.content_index)
+            if len(calls) > 1 and getattr(e, "content_index", None) == calls[1]:
                 continue
             out.append(e)
         return out
@@ -131,16 +129,41 @@ def _request_bug(base: type, edit: Callable[[dict[str, Any]], None], name: str) 
     return type(name, (base,), {"build_request": build_request})
 
 
-def bedrock_required_to_auto(body: dict[str, Any]) -> None:
-    config = body.get("toolConfig") or {}
-    if config.get("toolChoice") == {"any": {}}:
-        config["toolChoice"] = {"auto": {}}
+def _required_to_auto(protocol: str) -> Callable[[dict[str, Any]], None]:
+    """Sends ``required`` as the protocol's ``auto``."""
+
+    def edit(body: dict[str, Any]) -> None:
+        if protocol in ("openai_chat", "openai_responses") and body.get("tool_choice") == "required":
+            body["tool_choice"] = "auto"
+        elif protocol == "anthropic" and (body.get("tool_choice") or {}).get("type") == "any":
+            body["tool_choice"]["type"] = "auto"
+        elif protocol == "gemini":
+            fcc = (body.get("toolConfig") or {}).get("functionCallingConfig") or {}
+            if fcc.get("mode") == "ANY" and len(fcc.get("allowedFunctionNames") or [None, None]) > 1:
+                fcc["mode"] = "AUTO"
+                fcc.pop("allowedFunctionNames", None)
+        elif protocol == "bedrock" and (body.get("toolConfig") or {}).get("toolChoice") == {"any": {}}:
+            body["toolConfig"]["toolChoice"] = {"auto": {}}
+
+    return edit
 
 
-def bedrock_loses_is_error(body: dict[str, Any]) -> None:
-    for m in body.get("messages", []):
-        for b in m.get("content", []):
-            b.get("toolResult", {}).pop("status", None)
+def _loses_is_error(protocol: str) -> Callable[[dict[str, Any]], None]:
+    """Drops the error flag of tool results (the protocols that have one)."""
+
+    def edit(body: dict[str, Any]) -> None:
+        for m in body.get("messages", body.get("contents", [])):
+            for b in m.get("content", m.get("parts", [])) if isinstance(m.get("content", m.get("parts")), list) else []:
+                if protocol == "anthropic" and b.get("type") == "tool_result":
+                    b.pop("is_error", None)
+                elif protocol == "bedrock":
+                    b.get("toolResult", {}).pop("status", None)
+                elif protocol == "gemini" and "functionResponse" in b:
+                    response = b["functionResponse"].get("response", {})
+                    if "error" in response:
+                        response["output"] = response.pop("error")
+
+    return edit
 
 
 def _ignores_retry_after(base: type) -> type:
@@ -152,7 +175,7 @@ def _ignores_retry_after(base: type) -> type:
     return type(f"IgnoresRetryAfter{base.__name__}", (base,), {"map_error": map_error})
 
 
-def factory_for(cls: type) -> Callable[..., Any]:
+def _factory_for(cls: type) -> Callable[..., Any]:
     def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
         kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "transport": transport, "retry": retry}
         if base_url is not None:
@@ -162,30 +185,43 @@ def factory_for(cls: type) -> Callable[..., Any]:
     return factory
 
 
-Bedrock = adapter_class("bedrock")
+def broken(bug: str, protocol: str) -> Callable[..., Any]:
+    """A factory for the adapter of ``protocol`` with ``bug`` planted."""
+    base = adapter_class(protocol)
+    stream_bugs = {
+        "drops_second_call": drops_second_call,
+        "repeats_call_id": repeats_call_id,
+        "malformed_to_empty": malformed_to_empty,
+        "stops_at_first_text": stops_at_first_text,
+    }
+    if bug in stream_bugs:
+        cls = _stream_bug(base, stream_bugs[bug], f"{bug}_{protocol}")
+    elif bug == "required_to_auto":
+        cls = _request_bug(base, _required_to_auto(protocol), f"{bug}_{protocol}")
+    elif bug == "loses_is_error":
+        cls = _request_bug(base, _loses_is_error(protocol), f"{bug}_{protocol}")
+    elif bug == "ignores_retry_after":
+        cls = _ignores_retry_after(base)
+    else:
+        raise ValueError(f"no planted bug {bug!r}")
+    return _factory_for(cls)
 
-DropsSecondCall = _stream_bug(Bedrock, drops_second_call, "DropsSecondCall")
-RepeatsCallId = _stream_bug(Bedrock, repeats_call_id, "RepeatsCallId")
-MalformedToEmpty = _stream_bug(Bedrock, malformed_to_empty, "MalformedToEmpty")
-StopsAtFirstText = _stream_bug(Bedrock, stops_at_first_text, "StopsAtFirstText")
-RequiredToAuto = _request_bug(Bedrock, bedrock_required_to_auto, "RequiredToAuto")
-LosesIsError = _request_bug(Bedrock, bedrock_loses_is_error, "LosesIsError")
-IgnoresRetryAfter = _ignores_retry_after(Bedrock)
 
-drops_second_call_factory = factory_for(DropsSecondCall)
-repeats_call_id_factory = factory_for(RepeatsCallId)
-malformed_to_empty_factory = factory_for(MalformedToEmpty)
-stops_at_first_text_factory = factory_for(StopsAtFirstText)
-required_to_auto_factory = factory_for(RequiredToAuto)
-loses_is_error_factory = factory_for(LosesIsError)
-ignores_retry_after_factory = factory_for(IgnoresRetryAfter)
+ALL = ("openai_chat", "openai_responses", "anthropic", "gemini", "bedrock")
+TEXT_THEN_CALL = {"stream.text_then_tool_call", "stream.unicode", "stream.utf8_split"}  # every case with text before a call
 
-BROKEN: dict[str, tuple[Callable[..., Any], str, set[str]]] = {
-    "drops_second_call": (drops_second_call_factory, "bedrock", {"stream.parallel_calls"}),
-    "required_to_auto": (required_to_auto_factory, "bedrock", {"request.tool_choice.required"}),
-    "loses_is_error": (loses_is_error_factory, "bedrock", {"request.history.is_error"}),
-    "repeats_call_id": (repeats_call_id_factory, "bedrock", {"stream.parallel_calls"}),
-    "malformed_to_empty": (malformed_to_empty_factory, "bedrock", {"stream.arguments.malformed", "stream.length_mid_call"}),
-    "ignores_retry_after": (ignores_retry_after_factory, "bedrock", {"failure.http_429_retry_after"}),
-    "stops_at_first_text": (stops_at_first_text_factory, "bedrock", {"stream.text_then_tool_call", "stream.unicode", "stream.utf8_split"}),
+# (bug, protocol) -> the case ids that must fail, and only those. A bug is planted only where the
+# protocol can express it: OpenAI has no error flag to lose; Gemini never carries broken JSON.
+EXPECTED: dict[tuple[str, str], set[str]] = {
+    **{("drops_second_call", p): {"stream.parallel_calls"} for p in ALL},
+    **{("repeats_call_id", p): {"stream.parallel_calls"} for p in ALL},
+    **{("stops_at_first_text", p): TEXT_THEN_CALL for p in ALL},
+    **{("ignores_retry_after", p): {"failure.http_429_retry_after"} for p in ALL},
+    **{("required_to_auto", p): {"request.tool_choice.required"} for p in ALL},
+    **{("loses_is_error", p): {"request.history.is_error"} for p in ("anthropic", "gemini", "bedrock")},
+    **{("malformed_to_empty", p): {"stream.arguments.malformed", "stream.length_mid_call"} for p in ("openai_chat", "openai_responses", "anthropic", "bedrock")},
 }
+
+# named factories for the CLI and the pytest plugin (``broken_adapters:loses_is_error_factory``)
+loses_is_error_factory = broken("loses_is_error", "bedrock")
+required_to_auto_factory = broken("required_to_auto", "bedrock")

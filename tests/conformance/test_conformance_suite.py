@@ -106,10 +106,9 @@ def test_report_json_and_table() -> None:
 
 
 def test_failure_detail_names_what_was_sent_against_what_was_expected() -> None:
-    from broken_adapters import BROKEN
+    from broken_adapters import required_to_auto_factory
 
-    factory, protocol, _ = BROKEN["required_to_auto"]
-    report = run_suite(factory, protocol)
+    report = run_suite(required_to_auto_factory, "bedrock")
     (failed,) = [r for r in report.results if r.status == "fail"]
     assert failed.detail == "tool_choice 'required' on the wire: expected {'any': {}}, got {'auto': {}}"
     assert failed.to_json()["mismatches"] == [{"what": "tool_choice 'required' on the wire", "expected": {"any": {}}, "actual": {"auto": {}}}]
