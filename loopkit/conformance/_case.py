@@ -40,8 +40,8 @@ class Context:
     def __init__(self, harness: Harness, wire: Wire) -> None:
         self.harness = harness
         self.wire = wire
-        self.protocol = wire.name
         self.mismatches: list[Mismatch] = []
+        self.notes: list[str] = []
 
     def expect(self, what: str, actual: Any, expected: Any) -> bool:
         """Record a mismatch unless ``actual`` equals ``expected`` (booleans are not numbers)."""
@@ -59,6 +59,10 @@ class Context:
 
     def fail(self, what: str, expected: Any, actual: Any) -> None:
         self.mismatches.append(Mismatch(what, expected, actual))
+
+    def note(self, text: str) -> None:
+        """Say what a passing case could not observe (shown with the result)."""
+        self.notes.append(text)
 
 
 @dataclass(slots=True, frozen=True)
@@ -95,7 +99,6 @@ class Case:
         spec: where it comes from (``wire.md §3.2``, ``loop.md §13 #52``).
         check: runs the case in a :class:`Context`, recording mismatches.
         applies: returns why the case does not apply to a protocol/provider, or None when it does.
-        group: ``request``, ``stream``, ``stop``, ``failure`` (for reports).
     """
 
     id: str
@@ -103,7 +106,6 @@ class Case:
     spec: str
     check: Callable[[Context], None]
     applies: Applicability | None = None
-    group: str = ""
 
     def not_applicable(self, wire: Wire, provider: Any) -> str | None:
         return None if self.applies is None else self.applies(wire, provider)
@@ -115,8 +117,9 @@ class CaseResult:
 
     Args:
         case_id / statement / spec: from the case.
-        status: ``pass``, ``fail``, ``not-applicable`` (with ``reason``) or ``error`` (the case
-            itself could not run; ``reason`` says why).
+        status: ``pass`` (``reason`` notes what it could not observe, if anything), ``fail``,
+            ``not-applicable`` (``reason`` says why) or ``error`` (the case itself could not run;
+            ``reason`` says why).
         mismatches: for a failure, what was sent or parsed against what was expected.
     """
 

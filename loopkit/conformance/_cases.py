@@ -24,7 +24,7 @@ from ..provider import AbortSignal, ModelRequest, ToolSpec
 from ..script import Delay, HttpFault, MidStreamError, ScriptedCall, Truncate, Turn, call
 from ._case import Case, Context
 from ._harness import MAX_RETRIES, Exchange, is_provider_failure
-from ._wire import MISSING, Wire
+from ._wire import Wire
 
 WEATHER = ToolSpec(
     name="get_weather",
@@ -217,7 +217,7 @@ def check_reasoning_passback(ctx: Context) -> None:
         return
     calls = only_calls(m)
     if not calls:
-        ctx.fail("the answer with reasoning", "a tool call", ex_outcome(first))
+        ctx.fail("the answer with reasoning", "a tool call", first.outcome())
         return
     results = [ToolResultMessage(tool_call_id=c.id, tool_name=c.name, content=[TextContent(text="18 C")]) for c in calls]
     second = answer(ctx, ["Clear."], request(messages=[user(PROMPT), m, *results]))
@@ -225,10 +225,6 @@ def check_reasoning_passback(ctx: Context) -> None:
     signatures = [sig for _, sig in ctx.wire.reasoning_passed_back(second.body or {})]
     if SIGNATURE not in signatures:
         ctx.fail("reasoning signature passed back in the next request", SIGNATURE, signatures or "no reasoning in the history")
-
-
-def ex_outcome(ex: Exchange) -> str:
-    return ex.outcome()
 
 
 # --- stream parsing -----------------------------------------------------------------------------
@@ -453,6 +449,8 @@ def retried_case(status: int, *, retry_after: float | None = None) -> Callable[[
                 ctx.expect(f"retry waits (the provider asked for {retry_after} s)", ex.waits, [retry_after])
             elif len(ex.waits) != 1 or not ex.waits[0] > 0:
                 ctx.fail("retry waits", "one positive wait", ex.waits)
+        else:
+            ctx.note("retry waits not observed: the factory takes no retry=")
 
     return check
 
@@ -463,6 +461,7 @@ def check_retries_bounded(ctx: Context) -> None:
         ctx.expect(f"requests sent with max_retries={MAX_RETRIES} against persistent 500s", ex.attempts, MAX_RETRIES + 1)
         ctx.expect("retry waits", len(ex.waits or []), MAX_RETRIES)
     else:
+        ctx.note("the bound is checked against 6 persistent 500s: the factory takes no retry=")
         ex = answer(ctx, [Turn(faults=(HttpFault(status=500),)) for _ in range(6)])
         if ex.attempts >= 6:
             ctx.fail("requests sent against persistent 500s", "fewer than 6 (retries are bounded)", ex.attempts)
@@ -560,45 +559,45 @@ def _overloaded(wire: Wire, provider: Any) -> str | None:
 
 
 CASES: tuple[Case, ...] = (
-    Case("request.tools.declared", "Tool declarations reach the wire with their names, descriptions and parameter schemas unchanged.", "wire.md §0.3", check_tools_declared, group="request"),
-    Case("request.tool_choice.auto", "tool_choice 'auto' is sent in the protocol's form (or left to its default, auto).", "wire.md §0.3; loop.md §8.1", tool_choice_case("auto"), group="request"),
-    Case("request.tool_choice.required", "tool_choice 'required' makes a tool call mandatory in the protocol's form.", "wire.md §0.3; loop.md §13 #52", tool_choice_case("required"), group="request"),
-    Case("request.tool_choice.none", "tool_choice 'none' forbids tool calls in the protocol's form.", "wire.md §0.3, §5.2; loop.md §13 #54", tool_choice_case("none"), group="request"),
-    Case("request.tool_choice.forced", "A forced function is sent as the protocol's named-tool choice.", "wire.md §0.3; loop.md §13 #51, #52", tool_choice_case({"type": "function", "name": "get_time"}), group="request"),
-    Case("request.parallel.disabled", "parallel_tool_calls=False reaches the protocol's parallel knob.", "wire.md §0.3; loop.md §13 #50, #52", check_parallel_disabled, _parallel_knob, group="request"),
-    Case("request.parallel.default", "parallel_tool_calls None or True does not forbid parallel calls.", "loop.md §13 #50", check_parallel_default, _parallel_knob, group="request"),
-    Case("request.parallel.with_none", "parallel_tool_calls=False adds no disable_parallel_tool_use to tool_choice 'none'.", "wire.md §3.2; loop.md §13 #52", check_parallel_with_none, _anthropic_only, group="request"),
-    Case("request.no_tools", "A request without tools carries nothing tool-related, whatever tool_choice and parallel_tool_calls say.", "wire.md §1.2; loop.md §13 #53", check_no_tools, group="request"),
-    Case("request.history.tool_calls", "Assistant tool calls are echoed with the same ids, names and arguments, in order.", "wire.md §1.6, §2.6, §3.6, §4.6, §5.7", check_history_calls, group="request"),
-    Case("request.history.results", "Each tool result answers its call's id and carries its text.", "wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7", check_history_results, group="request"),
-    Case("request.history.is_error", "A tool result's is_error travels in the protocol's own convention, and only on errors.", "wire.md §0.3; loop.md §13 #56; DESIGN.md §3", check_history_is_error, _error_flag, group="request"),
-    Case("request.system", "The system prompt reaches the protocol's system slot.", "wire.md §1.2, §2.2, §3.1, §4.2, §5.2", check_system, group="request"),
-    Case("request.reasoning.passback", "Reasoning from an answer is passed back, with its signature, on the next request.", "wire.md §2.7, §3.6, §4.6, §5.8", check_reasoning_passback, _reasoning, group="request"),
-    Case("stream.text", "A plain text answer becomes one text block with stop reason 'stop'.", "wire.md §1.4, §2.4, §3.4, §4.4, §5.4", check_text, group="stream"),
-    Case("stream.text_then_tool_call", "Text followed by a tool call keeps both blocks, in order.", "wire.md §1.7 #7, §3.7 #3, §5.8 #1", check_text_then_call, group="stream"),
-    Case("stream.thinking", "Thinking is kept as a thinking block with its signature, before the text.", "wire.md §2.4, §3.4, §4.3, §5.4", check_thinking, _reasoning, group="stream"),
-    Case("stream.tool_call", "One tool call keeps its id, name and arguments, with stop reason 'toolUse'.", "wire.md §0.3", check_one_call, group="stream"),
-    Case("stream.parallel_calls", "Two tool calls in one answer are both kept, in order, with distinct ids.", "wire.md §1.4 #4, §4.4", check_parallel_calls, group="stream"),
-    Case("stream.arguments.fragmented", "Arguments split into one-character fragments (inside escapes and emoji) join into the same value.", "wire.md §1.7 #3, §3.4, §5.4", check_fragmented_arguments, _fragments, group="stream"),
-    Case("stream.arguments.empty", "A call with empty argument text has arguments {}.", "wire.md §1.7 #2, §3.4, §5.8 #2", check_empty_arguments, group="stream"),
-    Case("stream.arguments.malformed", "Argument text that is not JSON is surfaced as raw_arguments, never swallowed into {}.", "wire.md §1.7 #1; loop.md §8.4", check_malformed_arguments, _raw_arguments, group="stream"),
-    Case("stream.arguments.non_object", "Arguments that are JSON but not an object are kept as parsed, never replaced by {}.", "loop.md §8.4", check_non_object_arguments, _raw_arguments, group="stream"),
-    Case("stream.length_mid_call", "A length stop inside a tool call keeps the call with its partial argument text as raw_arguments.", "wire.md §3.7 #1, §6.3 (truncation)", check_length_mid_call, _raw_arguments, group="stream"),
-    Case("stream.unicode", "Non-ASCII text and arguments (accents, emoji, CJK, RTL, combining marks, escapes) arrive intact.", "wire.md §1.7 #3", check_unicode, group="stream"),
-    Case("stream.utf8_split", "A body delivered 3 bytes at a time, splitting UTF-8 sequences, parses to the same message.", "wire.md §0 (SSE framing), §5.6", check_utf8_split, group="stream"),
-    Case("stream.usage", "Token usage is reported on the message.", "wire.md §1.4 #6, §2.3, §3.4, §4.4, §5.4", check_usage, group="stream"),
-    Case("stream.async", "astream() yields the same events as stream().", "DESIGN.md §4", check_async, group="stream"),
-    Case("stop.reasons", "Every stop reason of the protocol maps to loopkit's (stop, toolUse, length, error).", "wire.md §0.2; loop.md §8.3", check_stop_reasons, group="stop"),
-    Case("failure.http_400", "HTTP 400 fails the call with a BadRequestError and is not retried.", "wire.md §6.3", http_error_case(400, (BadRequestError,)), group="failure"),
-    Case("failure.auth", "Bad credentials fail the call with an authentication error and are not retried.", "wire.md §6.3", check_auth, group="failure"),
-    Case("failure.http_429_retry_after", "HTTP 429 is retried after exactly the wait the provider asked for.", "wire.md §1.1, §3.1, §4.5, §5.1; DESIGN.md §4", retried_case(429, retry_after=1.5), group="failure"),
-    Case("failure.http_500", "HTTP 500 is retried and the retry's answer is used.", "wire.md §6.3; DESIGN.md §4", retried_case(500), group="failure"),
-    Case("failure.http_503", "HTTP 503 is retried and the retry's answer is used.", "wire.md §6.3; DESIGN.md §4", retried_case(503), group="failure"),
-    Case("failure.http_529", "HTTP 529 overloaded_error is retried and the retry's answer is used.", "wire.md §3.5", retried_case(529), _overloaded, group="failure"),
-    Case("failure.retries_bounded", "Persistent 5xx answers are retried a bounded number of times, then fail.", "DESIGN.md §4", check_retries_bounded, group="failure"),
-    Case("failure.mid_stream", "An error event mid-stream fails the call with the provider's message, without a 'done' or a retry.", "wire.md §6.3; loop.md §8.5", check_mid_stream, group="failure"),
-    Case("failure.truncated", "A stream cut off part-way fails the call instead of ending as if complete.", "wire.md §5.6, §6.3", check_truncated, group="failure"),
-    Case("failure.slow_stream", "Pauses between stream events do not change the message.", "wire.md §6.3", check_slow, group="failure"),
-    Case("failure.abort", "Setting the abort signal mid-stream ends the call with ErrorEvent(reason='aborted').", "loop.md §8.5, §3.12", check_abort, group="failure"),
+    Case("request.tools.declared", "Tool declarations reach the wire with their names, descriptions and parameter schemas unchanged.", "wire.md §0.3", check_tools_declared),
+    Case("request.tool_choice.auto", "tool_choice 'auto' is sent in the protocol's form (or left to its default, auto).", "wire.md §0.3; loop.md §8.1", tool_choice_case("auto")),
+    Case("request.tool_choice.required", "tool_choice 'required' makes a tool call mandatory in the protocol's form.", "wire.md §0.3; loop.md §13 #52", tool_choice_case("required")),
+    Case("request.tool_choice.none", "tool_choice 'none' forbids tool calls in the protocol's form.", "wire.md §0.3, §5.2; loop.md §13 #54", tool_choice_case("none")),
+    Case("request.tool_choice.forced", "A forced function is sent as the protocol's named-tool choice.", "wire.md §0.3; loop.md §13 #51, #52", tool_choice_case({"type": "function", "name": "get_time"})),
+    Case("request.parallel.disabled", "parallel_tool_calls=False reaches the protocol's parallel knob.", "wire.md §0.3; loop.md §13 #50, #52", check_parallel_disabled, _parallel_knob),
+    Case("request.parallel.default", "parallel_tool_calls None or True does not forbid parallel calls.", "loop.md §13 #50", check_parallel_default, _parallel_knob),
+    Case("request.parallel.with_none", "parallel_tool_calls=False adds no disable_parallel_tool_use to tool_choice 'none'.", "wire.md §3.2; loop.md §13 #52", check_parallel_with_none, _anthropic_only),
+    Case("request.no_tools", "A request without tools carries nothing tool-related, whatever tool_choice and parallel_tool_calls say.", "wire.md §1.2; loop.md §13 #53", check_no_tools),
+    Case("request.history.tool_calls", "Assistant tool calls are echoed with the same ids, names and arguments, in order.", "wire.md §1.6, §2.6, §3.6, §4.6, §5.7", check_history_calls),
+    Case("request.history.results", "Each tool result answers its call's id and carries its text.", "wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7", check_history_results),
+    Case("request.history.is_error", "A tool result's is_error travels in the protocol's own convention, and only on errors.", "wire.md §0.3; loop.md §13 #56; DESIGN.md §3", check_history_is_error, _error_flag),
+    Case("request.system", "The system prompt reaches the protocol's system slot.", "wire.md §1.2, §2.2, §3.1, §4.2, §5.2", check_system),
+    Case("request.reasoning.passback", "Reasoning from an answer is passed back, with its signature, on the next request.", "wire.md §2.7, §3.6, §4.6, §5.8", check_reasoning_passback, _reasoning),
+    Case("stream.text", "A plain text answer becomes one text block with stop reason 'stop'.", "wire.md §1.4, §2.4, §3.4, §4.4, §5.4", check_text),
+    Case("stream.text_then_tool_call", "Text followed by a tool call keeps both blocks, in order.", "wire.md §1.7 #7, §3.7 #3, §5.8 #1", check_text_then_call),
+    Case("stream.thinking", "Thinking is kept as a thinking block with its signature, before the text.", "wire.md §2.4, §3.4, §4.3, §5.4", check_thinking, _reasoning),
+    Case("stream.tool_call", "One tool call keeps its id, name and arguments, with stop reason 'toolUse'.", "wire.md §0.3", check_one_call),
+    Case("stream.parallel_calls", "Two tool calls in one answer are both kept, in order, with distinct ids.", "wire.md §1.4 #4, §4.4", check_parallel_calls),
+    Case("stream.arguments.fragmented", "Arguments split into one-character fragments (inside escapes and emoji) join into the same value.", "wire.md §1.7 #3, §3.4, §5.4", check_fragmented_arguments, _fragments),
+    Case("stream.arguments.empty", "A call with empty argument text has arguments {}.", "wire.md §1.7 #2, §3.4, §5.8 #2", check_empty_arguments),
+    Case("stream.arguments.malformed", "Argument text that is not JSON is surfaced as raw_arguments, never swallowed into {}.", "wire.md §1.7 #1; loop.md §8.4", check_malformed_arguments, _raw_arguments),
+    Case("stream.arguments.non_object", "Arguments that are JSON but not an object are kept as parsed, never replaced by {}.", "loop.md §8.4", check_non_object_arguments, _raw_arguments),
+    Case("stream.length_mid_call", "A length stop inside a tool call keeps the call with its partial argument text as raw_arguments.", "wire.md §3.7 #1, §6.3 (truncation)", check_length_mid_call, _raw_arguments),
+    Case("stream.unicode", "Non-ASCII text and arguments (accents, emoji, CJK, RTL, combining marks, escapes) arrive intact.", "wire.md §1.7 #3", check_unicode),
+    Case("stream.utf8_split", "A body delivered 3 bytes at a time, splitting UTF-8 sequences, parses to the same message.", "wire.md §0 (SSE framing), §5.6", check_utf8_split),
+    Case("stream.usage", "Token usage is reported on the message.", "wire.md §1.4 #6, §2.3, §3.4, §4.4, §5.4", check_usage),
+    Case("stream.async", "astream() yields the same events as stream().", "DESIGN.md §4", check_async),
+    Case("stop.reasons", "Every stop reason of the protocol maps to loopkit's (stop, toolUse, length, error).", "wire.md §0.2; loop.md §8.3", check_stop_reasons),
+    Case("failure.http_400", "HTTP 400 fails the call with a BadRequestError and is not retried.", "wire.md §6.3", http_error_case(400, (BadRequestError,))),
+    Case("failure.auth", "Bad credentials fail the call with an authentication error and are not retried.", "wire.md §6.3", check_auth),
+    Case("failure.http_429_retry_after", "HTTP 429 is retried after exactly the wait the provider asked for.", "wire.md §1.1, §3.1, §4.5, §5.1; DESIGN.md §4", retried_case(429, retry_after=1.5)),
+    Case("failure.http_500", "HTTP 500 is retried and the retry's answer is used.", "wire.md §6.3; DESIGN.md §4", retried_case(500)),
+    Case("failure.http_503", "HTTP 503 is retried and the retry's answer is used.", "wire.md §6.3; DESIGN.md §4", retried_case(503)),
+    Case("failure.http_529", "HTTP 529 overloaded_error is retried and the retry's answer is used.", "wire.md §3.5", retried_case(529), _overloaded),
+    Case("failure.retries_bounded", "Persistent 5xx answers are retried a bounded number of times, then fail.", "DESIGN.md §4", check_retries_bounded),
+    Case("failure.mid_stream", "An error event mid-stream fails the call with the provider's message, without a 'done' or a retry.", "wire.md §6.3; loop.md §8.5", check_mid_stream),
+    Case("failure.truncated", "A stream cut off part-way fails the call instead of ending as if complete.", "wire.md §5.6, §6.3", check_truncated),
+    Case("failure.slow_stream", "Pauses between stream events do not change the message.", "wire.md §6.3", check_slow),
+    Case("failure.abort", "Setting the abort signal mid-stream ends the call with ErrorEvent(reason='aborted').", "loop.md §8.5, §3.12", check_abort),
 )
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

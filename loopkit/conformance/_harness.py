@@ -18,7 +18,7 @@ from ..accumulate import accumulate
 from ..errors import LoopkitError, ProviderError
 from ..events import DoneEvent, ErrorEvent, StartEvent, StreamEvent
 from ..messages import AssistantMessage
-from ..provider import AbortSignal, ModelRequest
+from ..provider import ModelRequest
 from ..retry import RetryPolicy
 from ..script import Script, ScriptedCall, Turn, call
 from ._factory import FactoryShape, ProviderFactory, factory_shape
@@ -56,7 +56,6 @@ class Exchange:
         contract: why the events do not form a valid stream, when they do not.
         bodies: the JSON body of every request the simulator received, in order.
         waits: retry waits the provider asked for (None: the factory takes no ``retry=``).
-        unused_turns: script turns the provider never asked for.
     """
 
     events: list[StreamEvent] = field(default_factory=list)
@@ -65,7 +64,6 @@ class Exchange:
     contract: str | None = None
     bodies: list[Any] = field(default_factory=list)
     waits: list[float] | None = None
-    unused_turns: int = 0
 
     @property
     def attempts(self) -> int:
@@ -198,7 +196,6 @@ class Harness:
             self._drive(provider, request, ex, on_event, use_async)
             _close(provider)
         ex.bodies = [r.json for r in sim.requests]
-        ex.unused_turns = len(script) - sim.used
         return ex
 
     def _drive(self, provider: Any, request: ModelRequest, ex: Exchange, on_event: Any, use_async: bool) -> None:
@@ -301,7 +298,3 @@ def is_provider_failure(ex: Exchange) -> bool:
         return isinstance(ex.error, ProviderError)
     t = ex.terminal
     return isinstance(t, ErrorEvent) and t.reason == "error"
-
-
-def new_signal() -> AbortSignal:
-    return AbortSignal()

@@ -9,7 +9,7 @@ from ._suite import SuiteReport
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-STATUS_STYLE = {"pass": "green", "fail": "bold red", "not-applicable": "dim", "error": "magenta"}
+STATUS_STYLE = {"pass": "dim green", "fail": "bold red", "not-applicable": "dim", "error": "magenta"}
 STATUS_MARK = {"pass": "✓ pass", "fail": "✗ FAIL", "not-applicable": "– n/a", "error": "! error"}
 
 
@@ -32,7 +32,7 @@ def report_table(report: SuiteReport) -> RenderableType:
     table.add_column("spec", style="dim", ratio=1)
     for r in report.results:
         cell = Text(r.statement)
-        if r.status != "pass" and r.detail:
+        if r.detail:
             cell.append("\n" + r.detail, style=STATUS_STYLE[r.status] if r.status != "fail" else "red")
-        table.add_row(Text(STATUS_MARK[r.status], style=STATUS_STYLE[r.status]), r.case_id, cell, r.spec)
+        table.add_row(Text(STATUS_MARK[r.status], style="green" if r.status == "pass" else STATUS_STYLE[r.status]), r.case_id, cell, r.spec)
     return table

@@ -99,8 +99,8 @@ class Suite:
             tb = traceback.extract_tb(exc.__traceback__)[-1]
             return CaseResult(status="error", reason=f"{type(exc).__name__}: {exc} (at {tb.filename}:{tb.lineno})", **base)
         if ctx.mismatches:
-            return CaseResult(status="fail", mismatches=ctx.mismatches, **base)
-        return CaseResult(status="pass", **base)
+            return CaseResult(status="fail", mismatches=ctx.mismatches, reason="; ".join(ctx.notes), **base)
+        return CaseResult(status="pass", reason="; ".join(ctx.notes), **base)
 
     def __iter__(self) -> Iterator[CaseResult]:
         for case in self.cases:
@@ -108,6 +108,18 @@ class Suite:
 
     def run(self) -> SuiteReport:
         return SuiteReport(target=self.target, protocol=self.protocol, results=list(self))
+
+
+def select_cases(patterns: Iterable[str], cases: Iterable[Case] = CASES) -> tuple[Case, ...]:
+    """The cases whose id is one of ``patterns`` or starts with one and a dot (``failure``, ``request.tool_choice``)."""
+    cases = tuple(cases)
+    chosen = []
+    for pattern in patterns:
+        found = [c for c in cases if c.id == pattern or c.id.startswith(pattern.rstrip(".") + ".")]
+        if not found:
+            raise UsageError(f"conformance: no case matches {pattern!r}; cases are {', '.join(c.id for c in cases)}")
+        chosen.extend(c for c in found if c not in chosen)
+    return tuple(c for c in cases if c in chosen)
 
 
 def run_suite(target: str | ProviderFactory, protocol: str | None = None, *, served: bool = False) -> SuiteReport:

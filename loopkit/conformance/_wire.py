@@ -150,20 +150,6 @@ def _loads(text: Any) -> Any:
         return text
 
 
-def _set_path(data: Any, path: tuple[str | int, ...], value: Any) -> Any:
-    node = data
-    for key in path[:-1]:
-        if isinstance(node, Mapping) and key in node:
-            node = node[key]
-        elif isinstance(node, list) and isinstance(key, int) and key < len(node):
-            node = node[key]
-        else:
-            return data
-    if isinstance(node, dict) and path[-1] in node and node[path[-1]] is not None:
-        node[path[-1]] = value
-    return data
-
-
 # --- OpenAI Chat Completions (§1) -----------------------------------------------------------
 
 

@@ -11,7 +11,15 @@ def test_json_output_and_exit_zero_for_a_conforming_adapter(capsys) -> None:
     assert main(["conformance", "bedrock", "--json", "--case", "stream.text", "--case", "request.parallel.disabled"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["protocol"] == "bedrock"
-    assert [(r["id"], r["status"]) for r in data["results"]] == [("stream.text", "pass"), ("request.parallel.disabled", "not-applicable")]
+    assert [(r["id"], r["status"]) for r in data["results"]] == [("request.parallel.disabled", "not-applicable"), ("stream.text", "pass")]
+
+
+def test_case_prefixes_select_groups(capsys) -> None:
+    assert main(["conformance", "bedrock", "--json", "--case", "request.tool_choice"]) == 0
+    ids = [r["id"] for r in json.loads(capsys.readouterr().out)["results"]]
+    assert ids == ["request.tool_choice.auto", "request.tool_choice.required", "request.tool_choice.none", "request.tool_choice.forced"]
+    assert main(["conformance", "bedrock", "--case", "request.tool"]) == 2
+    assert "no case matches 'request.tool'" in capsys.readouterr().err
 
 
 def test_table_and_exit_one_on_a_failure(capsys) -> None:
