@@ -404,10 +404,21 @@ def expect_failure(ctx: Context, ex: Exchange, classes: tuple[type, ...], what: 
     ctx.fail(what, f"a raised {' or '.join(c.__name__ for c in classes)} or an ErrorEvent(reason='error')", ex.outcome())
 
 
+def said(ex: Exchange) -> str:
+    """The error text a failed call surfaced."""
+    if ex.error is not None:
+        return str(ex.error)
+    return getattr(ex.terminal, "error_message", "") or ""
+
+
 def http_error_case(status: int, classes: tuple[type, ...]) -> Callable[[Context], None]:
+    message = f"Invalid request (HTTP {status} from the conformance suite)"
+
     def check(ctx: Context) -> None:
-        ex = answer(ctx, [Turn(faults=(HttpFault(status=status),)), "Never reached."])
+        ex = answer(ctx, [Turn(faults=(HttpFault(status=status, message=message),)), "Never reached."])
         expect_failure(ctx, ex, classes, f"HTTP {status}")
+        if message not in said(ex):
+            ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
         ctx.expect(f"requests sent (an HTTP {status} is not retried)", ex.attempts, 1)
 
     return check
@@ -473,9 +484,8 @@ def check_mid_stream(ctx: Context) -> None:
     message = "Upstream model failure (conformance)"
     ex = answer(ctx, [Turn(text=text, chunk_size=4, faults=(MidStreamError(after=3, message=message),)), "Never reached."])
     expect_failure(ctx, ex, (ProviderError,), "an error event in the middle of the stream")
-    said = str(ex.error) if ex.error is not None else getattr(ex.terminal, "error_message", "")
-    if message not in said:
-        ctx.fail("the provider's error message", f"text containing {message!r}", said)
+    if message not in said(ex):
+        ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
     if any(isinstance(e, DoneEvent) for e in ex.events):
         ctx.fail("events", "no 'done' event", ex.outcome())
     ctx.expect("requests sent (a stream that failed part-way is not retried)", ex.attempts, 1)
@@ -588,7 +598,7 @@ CASES: tuple[Case, ...] = (
     Case("stream.usage", "Token usage is reported on the message.", "wire.md §1.4 #6, §2.3, §3.4, §4.4, §5.4", check_usage),
     Case("stream.async", "astream() yields the same events as stream().", "DESIGN.md §4", check_async),
     Case("stop.reasons", "Every stop reason of the protocol maps to loopkit's (stop, toolUse, length, error).", "wire.md §0.2; loop.md §8.3", check_stop_reasons),
-    Case("failure.http_400", "HTTP 400 fails the call with a BadRequestError and is not retried.", "wire.md §6.3", http_error_case(400, (BadRequestError,))),
+    Case("failure.http_400", "HTTP 400 fails the call with a BadRequestError carrying the provider's message, and is not retried.", "wire.md §6.3", http_error_case(400, (BadRequestError,))),
     Case("failure.auth", "Bad credentials fail the call with an authentication error and are not retried.", "wire.md §6.3", check_auth),
     Case("failure.http_429_retry_after", "HTTP 429 is retried after exactly the wait the provider asked for.", "wire.md §1.1, §3.1, §4.5, §5.1; DESIGN.md §4", retried_case(429, retry_after=1.5)),
     Case("failure.http_500", "HTTP 500 is retried and the retry's answer is used.", "wire.md §6.3; DESIGN.md §4", retried_case(500)),
