@@ -9,6 +9,7 @@ import pytest
 
 from loopkit.conformance import CASES, Suite, resolve_factory, run_suite
 from loopkit.conformance._factory import factory_shape
+from loopkit.conformance._fixtures import request
 from loopkit.conformance._harness import rewrite_sse
 from loopkit.conformance._render import report_table
 from loopkit.errors import UsageError
@@ -86,7 +87,7 @@ def test_a_factory_without_retry_is_still_checked_through_the_request_log() -> N
     """Without retry=, waits are not observable, but attempts are (and real waits stay short here)."""
     suite = Suite(lambda *, transport: bedrock(transport=transport, retry=None), "bedrock")
     assert not suite.harness.records_waits
-    ex = suite.harness.run(__import__("loopkit.conformance._cases", fromlist=["request"]).request(), ["OK."])
+    ex = suite.harness.run(request(), ["OK."])
     assert ex.waits is None and ex.attempts == 1
 
 
