@@ -37,9 +37,13 @@ def tool_choice_case(form: Any) -> Callable[[Context], None]:
 
 
 def check_parallel_disabled(ctx: Context) -> None:
-    ex = answer(ctx, ["OK."], request(tool_choice="auto", parallel_tool_calls=False))
-    accepted(ctx, ex)
-    ctx.expect("parallel calls disabled on the wire", ctx.wire.parallel_disabled(ex.body or {}), True)
+    for choice in (None, "auto", "required", {"type": "function", "name": "get_time"}):
+        ex = answer(ctx, ["OK."], request(tool_choice=choice, parallel_tool_calls=False))
+        accepted(ctx, ex)
+        ctx.expect(f"parallel calls disabled on the wire (tool_choice={choice!r})", ctx.wire.parallel_disabled(ex.body or {}), True)
+        if choice is not None:
+            expected = ctx.wire.expected_choice(choice, [t.name for t in TOOLS])
+            ctx.expect_in(f"tool_choice {choice!r} alongside parallel_tool_calls=False", ctx.wire.tool_choice(ex.body or {}), expected)
 
 
 def check_parallel_default(ctx: Context) -> None:
@@ -98,6 +102,25 @@ def check_history_is_error(ctx: Context) -> None:
     results = ctx.wire.results(ex.body or {})
     flags = [r.error for r in results]
     ctx.expect(f"error flags ({ctx.wire.error_flag}) of [success, error] results", flags, [False, True])
+
+
+def check_none_after_tool_round(ctx: Context) -> None:
+    ex = answer(ctx, ["Paris is clear."], request(messages=history(ctx.wire), tool_choice="none"))
+    accepted(ctx, ex)
+    echoed = ctx.wire.echoed_calls(ex.body or {})
+    ctx.expect("tool calls still echoed in the history", len(echoed), 2)
+    if ctx.wire.name != "bedrock":  # Converse has no `none`, and needs toolConfig once tools were used (§5.2)
+        ctx.expect_in("tool_choice 'none' on the wire", ctx.wire.tool_choice(ex.body or {}), ctx.wire.expected_choice("none", []))
+
+
+def check_empty_error_result(ctx: Context) -> None:
+    _, b = call_ids(ctx.wire)
+    messages = history(ctx.wire)
+    messages[-1] = ToolResultMessage(tool_call_id=b, tool_name="get_time", content=[], is_error=True)
+    ex = answer(ctx, ["Tokyo failed."], request(messages=messages))
+    accepted(ctx, ex)
+    results = ctx.wire.results(ex.body or {})
+    ctx.expect("number of tool results sent", len(results), 2)
 
 
 def check_system(ctx: Context) -> None:
