@@ -17,7 +17,7 @@ def test_json_output_and_exit_zero_for_a_conforming_adapter(capsys) -> None:
 def test_case_prefixes_select_groups(capsys) -> None:
     assert main(["conformance", "bedrock", "--json", "--case", "request.tool_choice"]) == 0
     ids = [r["id"] for r in json.loads(capsys.readouterr().out)["results"]]
-    assert ids == ["request.tool_choice.auto", "request.tool_choice.required", "request.tool_choice.none", "request.tool_choice.forced"]
+    assert ids == ["request.tool_choice.auto", "request.tool_choice.required", "request.tool_choice.none", "request.tool_choice.forced", "request.tool_choice.none_after_tool_round"]
     assert main(["conformance", "bedrock", "--case", "request.tool"]) == 2
     assert "no case matches 'request.tool'" in capsys.readouterr().err
 
