@@ -125,7 +125,7 @@ CASES: tuple[Case, ...] = (
     Case("stop.reasons", "Every stop reason of the protocol maps to loopkit's (stop, toolUse, length, error).", "wire.md §0.2; loop.md §8.3", check_stop_reasons),
     Case("failure.http_400", "HTTP 400 fails the call with a BadRequestError carrying the provider's message, and is not retried.", "wire.md §6.3", http_error_case(400, (BadRequestError,))),
     Case("failure.auth", "Bad credentials fail the call with an authentication error and are not retried.", "wire.md §6.3", check_auth),
-    Case("failure.http_429_retry_after", "HTTP 429 is retried after exactly the wait the provider asked for.", "wire.md §1.1, §3.1, §4.5, §5.1; DESIGN.md §4", retried_case(429, retry_after=1.5)),
+    Case("failure.http_429_retry_after", "HTTP 429 is retried after exactly the wait the provider asked for, in stream() and astream().", "wire.md §1.1, §3.1, §4.5, §5.1; DESIGN.md §4", retried_case(429, retry_after=1.5)),
     Case("failure.http_500", "HTTP 500 is retried and the retry's answer is used.", "wire.md §6.3; DESIGN.md §4", retried_case(500)),
     Case("failure.http_503", "HTTP 503 is retried and the retry's answer is used.", "wire.md §6.3; DESIGN.md §4", retried_case(503)),
     Case("failure.http_529", "HTTP 529 overloaded_error is retried and the retry's answer is used.", "wire.md §3.5", retried_case(529), _overloaded),
@@ -133,6 +133,6 @@ CASES: tuple[Case, ...] = (
     Case("failure.mid_stream", "An error event mid-stream fails the call with the provider's message, without a 'done' or a retry.", "wire.md §6.3; loop.md §8.5", check_mid_stream),
     Case("failure.truncated", "A stream cut off part-way fails the call instead of ending as if complete.", "wire.md §5.6, §6.3", check_truncated),
     Case("failure.slow_stream", "Pauses between stream events do not change the message.", "wire.md §6.3", check_slow),
-    Case("failure.abort", "Setting the abort signal mid-stream ends the call with ErrorEvent(reason='aborted').", "loop.md §8.5, §3.12", check_abort),
+    Case("failure.abort", "Setting the abort signal mid-stream ends the call with ErrorEvent(reason='aborted'), in stream() and astream().", "loop.md §8.5, §3.12", check_abort),
 )
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

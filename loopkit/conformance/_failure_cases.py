@@ -72,17 +72,20 @@ def auth_fault(wire: Wire) -> tuple[HttpFault, tuple[type, ...]]:
 
 def retried_case(status: int, *, retry_after: float | None = None) -> Callable[[Context], None]:
     def check(ctx: Context) -> None:
-        ex = answer(ctx, [Turn(faults=(HttpFault(status=status, retry_after=retry_after),)), "Recovered."])
-        m = finished(ctx, ex, f"the call after one HTTP {status}")
-        if m is not None:
-            ctx.expect("text after the retry", m.text, "Recovered.")
-        ctx.expect(f"requests sent (HTTP {status}, then a retry)", ex.attempts, 2)
-        if ex.waits is not None:
+        for use_async in (False, True):
+            via = "astream()" if use_async else "stream()"
+            ex = answer(ctx, [Turn(faults=(HttpFault(status=status, retry_after=retry_after),)), "Recovered."], use_async=use_async)
+            m = finished(ctx, ex, f"{via} after one HTTP {status}")
+            if m is not None:
+                ctx.expect(f"{via}: text after the retry", m.text, "Recovered.")
+            ctx.expect(f"{via}: requests sent (HTTP {status}, then a retry)", ex.attempts, 2)
+            if ex.waits is None:
+                continue
             if retry_after is not None:
-                ctx.expect(f"retry waits (the provider asked for {retry_after} s)", ex.waits, [retry_after])
+                ctx.expect(f"{via}: retry waits (the provider asked for {retry_after} s)", ex.waits, [retry_after])
             elif len(ex.waits) != 1 or not ex.waits[0] > 0:
-                ctx.fail("retry waits", "one positive wait", ex.waits)
-        else:
+                ctx.fail(f"{via}: retry waits", "one positive wait", ex.waits)
+        if not ctx.harness.records_waits:
             ctx.note("retry waits not observed: the factory takes no retry=")
 
     return check
@@ -137,9 +140,11 @@ def check_abort(ctx: Context) -> None:
         if isinstance(event, TextDeltaEvent) and req.abort_signal is not None and not req.abort_signal.aborted:
             req.abort_signal.abort("conformance")
 
-    ex = answer(ctx, [Turn(text=text, chunk_size=4)], request(abort_signal=AbortSignal()), on_event=abort_on_text)
-    t = ex.terminal
-    if not (isinstance(t, ErrorEvent) and t.reason == "aborted"):
-        ctx.fail("after the abort signal is set mid-stream", "a terminal ErrorEvent(reason='aborted')", ex.outcome())
-    if any(isinstance(e, DoneEvent) for e in ex.events):
-        ctx.fail("events", "no 'done' event after the abort", ex.outcome())
+    for use_async in (False, True):
+        via = "astream()" if use_async else "stream()"
+        ex = answer(ctx, [Turn(text=text, chunk_size=4)], request(abort_signal=AbortSignal()), on_event=abort_on_text, use_async=use_async)
+        t = ex.terminal
+        if not (isinstance(t, ErrorEvent) and t.reason == "aborted"):
+            ctx.fail(f"{via} after the abort signal is set mid-stream", "a terminal ErrorEvent(reason='aborted')", ex.outcome())
+        if any(isinstance(e, DoneEvent) for e in ex.events):
+            ctx.fail(f"{via}: events", "no 'done' event after the abort", ex.outcome())
