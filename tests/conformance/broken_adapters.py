@@ -217,7 +217,9 @@ EXPECTED: dict[tuple[str, str], set[str]] = {
     **{("repeats_call_id", p): {"stream.parallel_calls"} for p in ALL},
     **{("stops_at_first_text", p): TEXT_THEN_CALL for p in ALL},
     **{("ignores_retry_after", p): {"failure.http_429_retry_after"} for p in ALL},
-    **{("required_to_auto", p): {"request.tool_choice.required"} for p in ALL},
+    **{("required_to_auto", p): {"request.tool_choice.required"} for p in ("gemini", "bedrock")},
+    # where the protocol has a parallel knob, that case also sends `required` (with parallel calls off)
+    **{("required_to_auto", p): {"request.tool_choice.required", "request.parallel.disabled"} for p in ("openai_chat", "openai_responses", "anthropic")},
     **{("loses_is_error", p): {"request.history.is_error"} for p in ("anthropic", "gemini", "bedrock")},
     **{("malformed_to_empty", p): {"stream.arguments.malformed", "stream.length_mid_call"} for p in ("openai_chat", "openai_responses", "anthropic", "bedrock")},
 }
