@@ -33,3 +33,8 @@ def test_usage_errors_exit_two(capsys) -> None:
     assert main(["conformance", "mypkg.nowhere:factory", "--protocol", "bedrock"]) == 2
     assert "cannot import 'mypkg.nowhere'" in capsys.readouterr().err
     assert main(["conformance", "broken_adapters:required_to_auto_factory"]) == 2
+
+
+def test_served_flag_runs_the_simulator_on_loopback(capsys) -> None:
+    assert main(["conformance", "bedrock", "--served", "--json", "--case", "stream.text"]) == 0
+    assert [r["status"] for r in json.loads(capsys.readouterr().out)["results"]] == ["pass"]
