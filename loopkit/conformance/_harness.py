@@ -175,6 +175,26 @@ class Harness:
         use_async: bool = False,
     ) -> Exchange:
         """Run ``request`` against a simulator answering from ``turns``."""
+        return self.run_rounds(
+            turns, lambda done: request if not done else None, sim_options=sim_options, rewrite=rewrite, rechunk=rechunk, on_event=on_event, use_async=use_async
+        )[0]
+
+    def run_rounds(
+        self,
+        turns: list[Turn | str | Mapping[str, Any]],
+        next_request: Callable[[list[Exchange]], ModelRequest | None],
+        *,
+        sim_options: Mapping[str, Any] | None = None,
+        rewrite: Rewrite | None = None,
+        rechunk: int | None = None,
+        on_event: Callable[[StreamEvent, ModelRequest], None] | None = None,
+        use_async: bool = False,
+    ) -> list[Exchange]:
+        """Several model calls through ONE provider and ONE simulator, as a loop makes them.
+
+        ``next_request(exchanges so far)`` gives the next request, or None to stop. Each exchange's
+        ``bodies`` are the requests its call sent (retries included).
+        """
         import simulators
 
         script = Script([turn_from(t) for t in turns], name="conformance")
@@ -182,21 +202,30 @@ class Harness:
         if rewrite is not None or rechunk is not None:
             _wrap_handle(sim, rewrite, rechunk)
         recorder = RetryRecorder()
-        ex = Exchange(waits=recorder.waits if self.records_waits else None)
-        sleeps: list[float] = []
+        exchanges: list[Exchange] = []
+
+        def drive(provider: Any) -> None:
+            while (request := next_request(exchanges)) is not None:
+                seen, waited = len(sim.requests), len(recorder.waits)
+                ex = Exchange()
+                self._drive(provider, request, ex, on_event, use_async)
+                ex.bodies = [r.json for r in sim.requests[seen:]]
+                ex.waits = recorder.waits[waited:] if self.records_waits else None
+                exchanges.append(ex)
+
         if self.served:
             with simulators.serve(sim) as served:
                 provider = self._build(None, served.base_url, recorder.policy())
-                self._drive(provider, request, ex, on_event, use_async)
+                drive(provider)
                 _close(provider)
         else:
             # scripted delays stay instant in process: the transport's sleeps are recorded
+            sleeps: list[float] = []
             transport = simulators.SimulatorTransport(sim, sleep=sleeps.append, asleep=_arecord(sleeps))
             provider = self._build(transport, None, recorder.policy())
-            self._drive(provider, request, ex, on_event, use_async)
+            drive(provider)
             _close(provider)
-        ex.bodies = [r.json for r in sim.requests]
-        return ex
+        return exchanges
 
     def _drive(self, provider: Any, request: ModelRequest, ex: Exchange, on_event: Any, use_async: bool) -> None:
         try:

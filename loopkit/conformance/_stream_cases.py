@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from ..messages import ThinkingContent, Usage
+from ..messages import TextContent, ThinkingContent, ToolResultMessage, Usage, user
+from ..provider import ModelRequest
 from ..script import Turn, call
 from ._case import Context
-from ._fixtures import SIGNATURE, UNICODE_ARGS, UNICODE_TEXT, answer, call_ids, finished, kinds, only_calls
-from ._harness import is_provider_failure, turn_from
+from ._fixtures import PROMPT, SIGNATURE, UNICODE_ARGS, UNICODE_TEXT, answer, call_ids, finished, kinds, only_calls, request
+from ._harness import Exchange, is_provider_failure, turn_from
 
 
 def check_text(ctx: Context) -> None:
@@ -137,6 +138,27 @@ def check_length_mid_call(ctx: Context) -> None:
         return
     ctx.expect("stop_reason", m.stop_reason, "length")
     ctx.expect("the cut-off call (id, arguments, raw_arguments)", [(c.id, c.arguments, c.raw_arguments) for c in only_calls(m)], [(a, None, raw)])
+
+
+def check_ids_across_calls(ctx: Context) -> None:
+    def next_request(done: list[Exchange]) -> ModelRequest | None:
+        if not done:
+            return request()
+        if len(done) == 2 or done[-1].message is None:
+            return None
+        calls = only_calls(done[-1].message)
+        results = [ToolResultMessage(tool_call_id=c.id, tool_name=c.name, content=[TextContent(text="18 C")]) for c in calls]
+        return request(messages=[user(PROMPT), done[-1].message, *results])
+
+    turn = Turn(tool_calls=(call("get_weather", {"city": "Paris"}),))  # no id: the wire's own (or none, on Gemini)
+    rounds = ctx.harness.run_rounds([turn, turn], next_request)
+    ids = []
+    for n, ex in enumerate(rounds, 1):
+        m = finished(ctx, ex, f"model call {n}")
+        if m is not None:
+            ids += [c.id for c in only_calls(m)]
+    if len(rounds) == 2 and len(ids) == 2 and (not all(ids) or ids[0] == ids[1]):
+        ctx.fail("tool call ids of two successive calls through one provider", "two distinct non-empty ids", ids)
 
 
 def check_stop_reasons(ctx: Context) -> None:
