@@ -78,6 +78,22 @@ def repeats_call_id() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
     return bend
 
 
+def ids_by_position() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Names a call the wire sent without an id ``call_<index>_<name>`` (so ids repeat across a
+    run's model calls: OpenProgram's Gemini adapter, spec/loop.md §8.4). Gemini's adapter marks
+    the ids it makes up with ``gcall_``."""
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        for e in events:
+            if isinstance(e, ToolCallStartEvent) and e.id.startswith("gcall_"):
+                e.id = f"call_{e.content_index}_{e.name}"
+            elif isinstance(e, ToolCallEndEvent) and e.tool_call is not None and e.tool_call.id.startswith("gcall_"):
+                e.tool_call.id = f"call_{e.content_index}_{e.tool_call.name}"
+        return events
+
+    return bend
+
+
 def malformed_to_empty() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
     """Turns argument text that is not JSON into ``{}`` (the classic ``parse(...) or {}``)."""
     starts: dict[int, ToolCallStartEvent] = {}
@@ -193,6 +209,7 @@ def broken(bug: str, protocol: str) -> Callable[..., Any]:
         "repeats_call_id": repeats_call_id,
         "malformed_to_empty": malformed_to_empty,
         "stops_at_first_text": stops_at_first_text,
+        "ids_by_position": ids_by_position,
     }
     if bug in stream_bugs:
         cls = _stream_bug(base, stream_bugs[bug], f"{bug}_{protocol}")
@@ -221,6 +238,7 @@ EXPECTED: dict[tuple[str, str], set[str]] = {
     # where the protocol has a parallel knob, that case also sends `required` (with parallel calls off)
     **{("required_to_auto", p): {"request.tool_choice.required", "request.parallel.disabled"} for p in ("openai_chat", "openai_responses", "anthropic")},
     **{("loses_is_error", p): {"request.history.is_error"} for p in ("anthropic", "gemini", "bedrock")},
+    ("ids_by_position", "gemini"): {"stream.ids_across_calls"},
     **{("malformed_to_empty", p): {"stream.arguments.malformed", "stream.length_mid_call"} for p in ("openai_chat", "openai_responses", "anthropic", "bedrock")},
 }
 
