@@ -1,25 +1,15 @@
-"""OpenAI Chat Completions wire figures for bench_wire: µs per loop round through
-OpenAIChatProvider + the in-process simulator (vs ScriptedProvider and the JSON floor) at R=10,
-100, 1000, and stream-parse throughput of loopkit's codec vs the openai SDK's own parser
-(``SSEDecoder`` + ``ChatCompletionChunk`` + ``ChatCompletionStreamState``) on the same bytes.
-
-Budgets (issue 3): codec at least as fast as the SDK; a round <= 300 µs at R=10 and <= 3x the
-floor at R=100 and R=1000.
-
-Usage: python benchmarks/wire_openai_chat.py
+"""OpenAI Chat Completions: stream-parse throughput of loopkit's codec vs the openai SDK's own parser on the
+same simulator bytes (a row of ``bench_wire.py``). Usage: python benchmarks/wire_openai_chat.py
 """
 
 from __future__ import annotations
 
-from _openai_wire_bench import big_turn, loop_rows, main, parse_rows, sim_chunks
+import json
+
+from _openai_wire_bench import big_turn, parse_rows as measure, sim_chunks
 
 from loopkit.accumulate import accumulate
-from loopkit.providers.openai_chat import ChatStreamDecoder, OpenAIChatProvider
-
-
-def rows(rounds: int) -> dict:
-    """One row of per-round figures for ``rounds`` tool rounds."""
-    return loop_rows("openai_chat", OpenAIChatProvider, rounds)
+from loopkit.providers.openai_chat import ChatStreamDecoder
 
 
 def _loopkit(chunks: list[bytes]) -> object:
@@ -46,11 +36,11 @@ def _sdk(chunks: list[bytes]) -> object:
     return state.get_final_completion()
 
 
-def parse() -> dict:
+def parse_rows() -> dict:
     """Stream-parse throughput on a long text + three tool calls, as the simulator streams it."""
     body = {"model": "m", "messages": [{"role": "user", "content": "x"}], "stream": True, "stream_options": {"include_usage": True}}
-    return parse_rows("openai_chat", sim_chunks("openai_chat", "/v1/chat/completions", body, big_turn()), _loopkit, _sdk)
+    return measure("openai_chat", sim_chunks("openai_chat", "/v1/chat/completions", body, big_turn()), _loopkit, _sdk)
 
 
 if __name__ == "__main__":
-    main(rows, parse)
+    print(json.dumps(parse_rows()))

@@ -1,25 +1,15 @@
-"""OpenAI Responses wire figures for bench_wire: µs per loop round through
-OpenAIResponsesProvider + the in-process simulator (vs ScriptedProvider and the JSON floor) at R=10,
-100, 1000, and stream-parse throughput of loopkit's codec vs the openai SDK's own parser
-(``SSEDecoder`` + ``ResponseStreamEvent`` + ``ResponseStreamState``) on the same bytes.
-
-Budgets (issue 3): codec at least as fast as the SDK; a round <= 300 µs at R=10 and <= 3x the
-floor at R=100 and R=1000.
-
-Usage: python benchmarks/wire_openai_responses.py
+"""OpenAI Responses: stream-parse throughput of loopkit's codec vs the openai SDK's own parser on the
+same simulator bytes (a row of ``bench_wire.py``). Usage: python benchmarks/wire_openai_responses.py
 """
 
 from __future__ import annotations
 
-from _openai_wire_bench import big_turn, loop_rows, main, parse_rows, sim_chunks
+import json
+
+from _openai_wire_bench import big_turn, parse_rows as measure, sim_chunks
 
 from loopkit.accumulate import accumulate
-from loopkit.providers.openai_responses import OpenAIResponsesProvider, ResponsesStreamDecoder
-
-
-def rows(rounds: int) -> dict:
-    """One row of per-round figures for ``rounds`` tool rounds."""
-    return loop_rows("openai_responses", OpenAIResponsesProvider, rounds)
+from loopkit.providers.openai_responses import ResponsesStreamDecoder
 
 
 def _loopkit(chunks: list[bytes]) -> object:
@@ -45,11 +35,11 @@ def _sdk(chunks: list[bytes]) -> object:
     return state._completed_response
 
 
-def parse() -> dict:
+def parse_rows() -> dict:
     """Stream-parse throughput on a long text + three tool calls, as the simulator streams it."""
     body = {"model": "m", "input": "x", "stream": True}
-    return parse_rows("openai_responses", sim_chunks("openai_responses", "/v1/responses", body, big_turn()), _loopkit, _sdk)
+    return measure("openai_responses", sim_chunks("openai_responses", "/v1/responses", body, big_turn()), _loopkit, _sdk)
 
 
 if __name__ == "__main__":
-    main(rows, parse)
+    print(json.dumps(parse_rows()))
