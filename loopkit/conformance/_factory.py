@@ -1,0 +1,98 @@
+"""Provider factories: ``module:callable`` or a built-in adapter name, called with the simulator.
+
+A factory is a callable taking keyword arguments ``transport=`` (an httpx transport answering in
+process) and/or ``base_url=`` (a simulator served on 127.0.0.1), and optionally ``retry=`` (a
+:class:`~loopkit.retry.RetryPolicy` whose sleeps the suite records). It returns a
+:class:`~loopkit.provider.Provider`. :func:`resolve_factory` reads a target string.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import UsageError
+from ..provider import Provider
+
+ProviderFactory = Callable[..., Provider]
+
+SIM_MODEL = "sim-model"
+SIM_KEY = "sim-key"
+
+
+def builtin_factory(protocol: str) -> ProviderFactory:
+    """A factory for loopkit's own adapter of ``protocol`` (see :data:`loopkit.providers.ADAPTERS`)."""
+    from ..providers import adapter_class
+
+    cls = adapter_class(protocol)
+
+    def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Provider:
+        kwargs: dict[str, Any] = {"model": SIM_MODEL, "api_key": SIM_KEY}
+        if transport is not None:
+            kwargs["transport"] = transport
+        if base_url is not None:
+            kwargs["base_url"] = base_url
+        if retry is not None:
+            kwargs["retry"] = retry
+        return cls(**kwargs)
+
+    factory.__name__ = f"{protocol}_factory"
+    factory.__qualname__ = factory.__name__
+    return factory
+
+
+def resolve_factory(target: str | ProviderFactory) -> ProviderFactory:
+    """``"module:attr"`` (attr a factory callable), a built-in protocol name, or a callable."""
+    if callable(target):
+        return target
+    from ..providers import ADAPTERS
+
+    if target in ADAPTERS:
+        return builtin_factory(target)
+    module, sep, attr = target.partition(":")
+    if not sep or not module or not attr:
+        raise UsageError(
+            f"conformance target {target!r} is neither a built-in adapter ({', '.join(ADAPTERS)}) nor 'module:factory'"
+        )
+    try:
+        obj: Any = importlib.import_module(module)
+    except ImportError as exc:
+        raise UsageError(f"conformance target {target!r}: cannot import {module!r}: {exc}") from None
+    for part in attr.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise UsageError(f"conformance target {target!r}: module {module!r} has no attribute {attr!r}") from None
+    if not callable(obj):
+        raise UsageError(f"conformance target {target!r} is a {type(obj).__name__}, not a callable factory")
+    return obj
+
+
+@dataclass(slots=True, frozen=True)
+class FactoryShape:
+    """Which keyword arguments a factory takes."""
+
+    transport: bool
+    base_url: bool
+    retry: bool
+
+
+def factory_shape(factory: ProviderFactory) -> FactoryShape:
+    """Read a factory's signature; raises :class:`UsageError` when it takes neither transport nor base_url."""
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return FactoryShape(transport=True, base_url=True, retry=True)
+    anything = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    shape = FactoryShape(
+        transport=anything or "transport" in params,
+        base_url=anything or "base_url" in params,
+        retry=anything or "retry" in params,
+    )
+    if not (shape.transport or shape.base_url):
+        name = getattr(factory, "__qualname__", repr(factory))
+        raise UsageError(f"conformance factory {name} takes neither transport= nor base_url=; it must take at least one")
+    return shape

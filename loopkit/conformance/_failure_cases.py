@@ -1,0 +1,150 @@
+"""Failures and retries: HTTP errors, errors and cuts mid-stream, slow streams, the abort signal."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import AuthenticationError, BadRequestError, PermissionDeniedError, ProviderError, ServerError
+from ..events import DoneEvent, ErrorEvent, TextDeltaEvent
+from ..provider import AbortSignal, ModelRequest
+from ..script import Delay, HttpFault, MidStreamError, Truncate, Turn
+from ._case import Context
+from ._fixtures import answer, finished, request
+from ._harness import MAX_RETRIES, Exchange
+from ._wire import Wire
+
+
+def expect_failure(ctx: Context, ex: Exchange, classes: tuple[type, ...], what: str) -> None:
+    if ex.error is not None:
+        if not isinstance(ex.error, classes):
+            ctx.fail(what, " or ".join(c.__name__ for c in classes), f"{type(ex.error).__name__}: {ex.error}")
+        return
+    t = ex.terminal
+    if isinstance(t, ErrorEvent) and t.reason == "error":
+        return
+    ctx.fail(what, f"a raised {' or '.join(c.__name__ for c in classes)} or an ErrorEvent(reason='error')", ex.outcome())
+
+
+def said(ex: Exchange) -> str:
+    """The error text a failed call surfaced."""
+    if ex.error is not None:
+        return str(ex.error)
+    return getattr(ex.terminal, "error_message", "") or ""
+
+
+def http_error_case(status: int, classes: tuple[type, ...]) -> Callable[[Context], None]:
+    message = f"Invalid request (HTTP {status} from the conformance suite)"
+
+    def check(ctx: Context) -> None:
+        ex = answer(ctx, [Turn(faults=(HttpFault(status=status, message=message),)), "Never reached."])
+        expect_failure(ctx, ex, classes, f"HTTP {status}")
+        if message not in said(ex):
+            ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
+        ctx.expect(f"requests sent (an HTTP {status} is not retried)", ex.attempts, 1)
+
+    return check
+
+
+def check_auth(ctx: Context) -> None:
+    fault, classes = auth_fault(ctx.wire)
+    ex = answer(ctx, [Turn(faults=(fault,)), "Never reached."])
+    expect_failure(ctx, ex, classes, f"the protocol's bad-credentials answer (HTTP {fault.status})")
+    ctx.expect("requests sent (bad credentials are not retried)", ex.attempts, 1)
+
+
+def auth_fault(wire: Wire) -> tuple[HttpFault, tuple[type, ...]]:
+    """What a protocol answers to a bad key (wire.md §6.3) and the errors that may report it."""
+    if wire.name == "gemini":
+        body = {
+            "error": {
+                "code": 400,
+                "message": "API key not valid. Please pass a valid API key.",
+                "status": "INVALID_ARGUMENT",
+                "details": [{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": "API_KEY_INVALID", "domain": "googleapis.com"}],
+            }
+        }
+        return HttpFault(status=400, body=body), (AuthenticationError, BadRequestError)
+    if wire.name == "bedrock":
+        return HttpFault(status=403, error_type="UnrecognizedClientException", message="The security token included in the request is invalid."), (AuthenticationError, PermissionDeniedError)
+    return HttpFault(status=401), (AuthenticationError,)
+
+
+def retried_case(status: int, *, retry_after: float | None = None) -> Callable[[Context], None]:
+    def check(ctx: Context) -> None:
+        for use_async in (False, True):
+            via = "astream()" if use_async else "stream()"
+            ex = answer(ctx, [Turn(faults=(HttpFault(status=status, retry_after=retry_after),)), "Recovered."], use_async=use_async)
+            m = finished(ctx, ex, f"{via} after one HTTP {status}")
+            if m is not None:
+                ctx.expect(f"{via}: text after the retry", m.text, "Recovered.")
+            ctx.expect(f"{via}: requests sent (HTTP {status}, then a retry)", ex.attempts, 2)
+            if ex.waits is None:
+                continue
+            if retry_after is not None:
+                ctx.expect(f"{via}: retry waits (the provider asked for {retry_after} s)", ex.waits, [retry_after])
+            elif len(ex.waits) != 1 or not ex.waits[0] > 0:
+                ctx.fail(f"{via}: retry waits", "one positive wait", ex.waits)
+        if not ctx.harness.records_waits:
+            ctx.note("retry waits not observed: the factory takes no retry=")
+
+    return check
+
+
+def check_retries_bounded(ctx: Context) -> None:
+    if ctx.harness.records_waits:
+        ex = answer(ctx, [Turn(faults=(HttpFault(status=500),)) for _ in range(MAX_RETRIES + 1)])
+        ctx.expect(f"requests sent with max_retries={MAX_RETRIES} against persistent 500s", ex.attempts, MAX_RETRIES + 1)
+        ctx.expect("retry waits", len(ex.waits or []), MAX_RETRIES)
+    else:
+        ctx.note("the bound is checked against 6 persistent 500s: the factory takes no retry=")
+        ex = answer(ctx, [Turn(faults=(HttpFault(status=500),)) for _ in range(6)])
+        if ex.attempts >= 6:
+            ctx.fail("requests sent against persistent 500s", "fewer than 6 (retries are bounded)", ex.attempts)
+    expect_failure(ctx, ex, (ServerError,), "the call after the last retry")
+
+
+def check_mid_stream(ctx: Context) -> None:
+    text = "This answer will be cut off by an error in the middle of the stream."
+    message = "Upstream model failure (conformance)"
+    ex = answer(ctx, [Turn(text=text, chunk_size=4, faults=(MidStreamError(after=3, message=message),)), "Never reached."])
+    expect_failure(ctx, ex, (ProviderError,), "an error event in the middle of the stream")
+    if message not in said(ex):
+        ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
+    if any(isinstance(e, DoneEvent) for e in ex.events):
+        ctx.fail("events", "no 'done' event", ex.outcome())
+    ctx.expect("requests sent (a stream that failed part-way is not retried)", ex.attempts, 1)
+
+
+def check_truncated(ctx: Context) -> None:
+    text = "This answer is cut off when the connection drops part-way through."
+    ex = answer(ctx, [Turn(text=text, chunk_size=4, faults=(Truncate(after=3),))])
+    expect_failure(ctx, ex, (ProviderError,), "a stream whose connection dropped part-way")
+    if any(isinstance(e, DoneEvent) for e in ex.events):
+        ctx.fail("events", "no 'done' event", ex.outcome())
+
+
+def check_slow(ctx: Context) -> None:
+    text = "Slow and steady: every piece arrives, just late."
+    ex = answer(ctx, [Turn(text=text, chunk_size=6, faults=(Delay(seconds=0.02, after=1), Delay(seconds=0.02, after=4)))])
+    m = finished(ctx, ex, "a stream with pauses between events")
+    if m is not None:
+        ctx.expect("text", m.text, text)
+    ctx.expect("requests sent", ex.attempts, 1)
+
+
+def check_abort(ctx: Context) -> None:
+    text = "A long answer that the caller stops reading after the first words arrive. " * 4
+
+    def abort_on_text(event: Any, req: ModelRequest) -> None:
+        if isinstance(event, TextDeltaEvent) and req.abort_signal is not None and not req.abort_signal.aborted:
+            req.abort_signal.abort("conformance")
+
+    for use_async in (False, True):
+        via = "astream()" if use_async else "stream()"
+        ex = answer(ctx, [Turn(text=text, chunk_size=4)], request(abort_signal=AbortSignal()), on_event=abort_on_text, use_async=use_async)
+        t = ex.terminal
+        if not (isinstance(t, ErrorEvent) and t.reason == "aborted"):
+            ctx.fail(f"{via} after the abort signal is set mid-stream", "a terminal ErrorEvent(reason='aborted')", ex.outcome())
+        if any(isinstance(e, DoneEvent) for e in ex.events):
+            ctx.fail(f"{via}: events", "no 'done' event after the abort", ex.outcome())

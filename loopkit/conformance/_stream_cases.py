@@ -1,0 +1,189 @@
+"""Stream parsing: the message a provider builds from each kind of answer its protocol can send."""
+
+from __future__ import annotations
+
+from ..messages import TextContent, ThinkingContent, ToolResultMessage, Usage, user
+from ..provider import ModelRequest
+from ..script import Turn, call
+from ._case import Context
+from ._fixtures import PROMPT, SIGNATURE, UNICODE_ARGS, UNICODE_TEXT, answer, call_ids, finished, kinds, only_calls, request
+from ._harness import Exchange, is_provider_failure, turn_from
+
+
+def check_text(ctx: Context) -> None:
+    text = "Hello, world! It is 18 C and clear in Paris today."
+    m = finished(ctx, answer(ctx, [Turn(text=text, chunk_size=5)]))
+    if m is None:
+        return
+    ctx.expect("content blocks", kinds(m), ["text"])
+    ctx.expect("text", m.text, text)
+    ctx.expect("stop_reason", m.stop_reason, "stop")
+
+
+def check_text_then_call(ctx: Context) -> None:
+    a, _ = call_ids(ctx.wire)
+    m = finished(ctx, answer(ctx, [Turn(text="Let me check.", tool_calls=(call("get_weather", {"city": "Paris"}, id=a),))]))
+    if m is None:
+        return
+    ctx.expect("content blocks", kinds(m), ["text", "toolCall"])
+    ctx.expect("text", m.text, "Let me check.")
+    calls = only_calls(m)
+    ctx.expect("tool calls (id, name, arguments)", [(c.id, c.name, c.arguments) for c in calls], [(a, "get_weather", {"city": "Paris"})])
+    ctx.expect("stop_reason", m.stop_reason, "toolUse")
+
+
+def check_thinking(ctx: Context) -> None:
+    m = finished(ctx, answer(ctx, [Turn(thinking="The user greets me; answer briefly.", thinking_signature=SIGNATURE, text="Hi there.")]))
+    if m is None:
+        return
+    ctx.expect("content blocks", kinds(m), ["thinking", "text"])
+    thinking = [b for b in m.content if isinstance(b, ThinkingContent)]
+    if thinking:
+        ctx.expect("thinking text", thinking[0].thinking, "The user greets me; answer briefly.")
+        if not thinking[0].thinking_signature:
+            ctx.fail("thinking signature (kept to pass back)", "a non-empty signature", thinking[0].thinking_signature)
+    ctx.expect("text", m.text, "Hi there.")
+
+
+def check_one_call(ctx: Context) -> None:
+    a, _ = call_ids(ctx.wire)
+    m = finished(ctx, answer(ctx, [Turn(tool_calls=(call("get_weather", {"city": "Paris", "units": "c"}, id=a),))]))
+    if m is None:
+        return
+    calls = only_calls(m)
+    ctx.expect("tool calls (id, name, arguments, raw_arguments)", [(c.id, c.name, c.arguments, c.raw_arguments) for c in calls], [(a, "get_weather", {"city": "Paris", "units": "c"}, None)])
+    ctx.expect("stop_reason", m.stop_reason, "toolUse")
+
+
+def check_parallel_calls(ctx: Context) -> None:
+    a, b = call_ids(ctx.wire)
+    turn = Turn(tool_calls=(call("get_weather", {"city": "Paris"}, id=a), call("get_time", {"tz": "Asia/Tokyo"}, id=b)))
+    m = finished(ctx, answer(ctx, [turn]))
+    if m is None:
+        return
+    calls = only_calls(m)
+    ctx.expect(
+        "tool calls (id, name, arguments), in order",
+        [(c.id, c.name, c.arguments) for c in calls],
+        [(a, "get_weather", {"city": "Paris"}), (b, "get_time", {"tz": "Asia/Tokyo"})],
+    )
+    ids = [c.id for c in calls]
+    if len(set(ids)) != len(ids):
+        ctx.fail("tool call ids are distinct", "distinct ids", ids)
+    ctx.expect("stop_reason", m.stop_reason, "toolUse")
+
+
+def check_fragmented_arguments(ctx: Context) -> None:
+    a, _ = call_ids(ctx.wire)
+    args = {"city": 'Zürich "Altstadt" \\ 🏔️', "units": "c", "note": "line1\nline2"}
+    m = finished(ctx, answer(ctx, [Turn(tool_calls=(call("get_weather", args, id=a),), chunk_size=1)]))
+    if m is None:
+        return
+    ctx.expect("arguments joined from one-character fragments", [c.arguments for c in only_calls(m)], [args])
+
+
+def check_utf8_split(ctx: Context) -> None:
+    a, _ = call_ids(ctx.wire)
+    ex = answer(ctx, [Turn(text=UNICODE_TEXT, tool_calls=(call("get_weather", UNICODE_ARGS, id=a),))], rechunk=3)
+    m = finished(ctx, ex, "the call with its body split every 3 bytes")
+    if m is None:
+        return
+    ctx.expect("text", m.text, UNICODE_TEXT)
+    ctx.expect("arguments", [c.arguments for c in only_calls(m)], [UNICODE_ARGS])
+
+
+def check_unicode(ctx: Context) -> None:
+    a, _ = call_ids(ctx.wire)
+    m = finished(ctx, answer(ctx, [Turn(text=UNICODE_TEXT, tool_calls=(call("get_weather", UNICODE_ARGS, id=a),))]))
+    if m is None:
+        return
+    ctx.expect("text", m.text, UNICODE_TEXT)
+    ctx.expect("arguments", [c.arguments for c in only_calls(m)], [UNICODE_ARGS])
+
+
+def check_empty_arguments(ctx: Context) -> None:
+    a, _ = call_ids(ctx.wire)
+    m = finished(ctx, answer(ctx, [Turn(tool_calls=(call("get_time", "", id=a),))]))
+    if m is None:
+        return
+    ctx.expect("a call sent with empty argument text (name, arguments, raw_arguments)", [(c.name, c.arguments, c.raw_arguments) for c in only_calls(m)], [("get_time", {}, None)])
+
+
+def check_malformed_arguments(ctx: Context) -> None:
+    a, _ = call_ids(ctx.wire)
+    raw = '{"city": "Par'
+    ex = answer(ctx, [Turn(tool_calls=(call("get_weather", raw, id=a),))])
+    m = finished(ctx, ex)
+    if m is None:
+        return
+    calls = only_calls(m)
+    ctx.expect("a call with broken JSON (id, arguments, raw_arguments)", [(c.id, c.arguments, c.raw_arguments) for c in calls], [(a, None, raw)])
+
+
+def check_non_object_arguments(ctx: Context) -> None:
+    a, _ = call_ids(ctx.wire)
+    m = finished(ctx, answer(ctx, [Turn(tool_calls=(call("get_weather", "[1, 2]", id=a),))]))
+    if m is None:
+        return
+    calls = only_calls(m)
+    ctx.expect("a call whose arguments are a JSON array (arguments, raw_arguments)", [(c.arguments, c.raw_arguments) for c in calls], [([1, 2], None)])
+
+
+def check_length_mid_call(ctx: Context) -> None:
+    a, _ = call_ids(ctx.wire)
+    raw = '{"city": "Par'
+    ex = answer(ctx, [Turn(tool_calls=(call("get_weather", raw, id=a),), stop_reason="length")])
+    m = finished(ctx, ex, "an answer cut by the token limit inside a tool call")
+    if m is None:
+        return
+    ctx.expect("stop_reason", m.stop_reason, "length")
+    ctx.expect("the cut-off call (id, arguments, raw_arguments)", [(c.id, c.arguments, c.raw_arguments) for c in only_calls(m)], [(a, None, raw)])
+
+
+def check_ids_across_calls(ctx: Context) -> None:
+    def next_request(done: list[Exchange]) -> ModelRequest | None:
+        if not done:
+            return request()
+        if len(done) == 2 or done[-1].message is None:
+            return None
+        calls = only_calls(done[-1].message)
+        results = [ToolResultMessage(tool_call_id=c.id, tool_name=c.name, content=[TextContent(text="18 C")]) for c in calls]
+        return request(messages=[user(PROMPT), done[-1].message, *results])
+
+    turn = Turn(tool_calls=(call("get_weather", {"city": "Paris"}),))  # no id: the wire's own (or none, on Gemini)
+    rounds = ctx.harness.run_rounds([turn, turn], next_request)
+    ids = []
+    for n, ex in enumerate(rounds, 1):
+        m = finished(ctx, ex, f"model call {n}")
+        if m is not None:
+            ids += [c.id for c in only_calls(m)]
+    if len(rounds) == 2 and len(ids) == 2 and (not all(ids) or ids[0] == ids[1]):
+        ctx.fail("tool call ids of two successive calls through one provider", "two distinct non-empty ids", ids)
+
+
+def check_stop_reasons(ctx: Context) -> None:
+    for case in ctx.wire.stop_cases():
+        ex = answer(ctx, [turn_from(case.turn)], sim_options=case.sim_options, rewrite=case.rewrite)
+        if "error" in case.expected and is_provider_failure(ex):
+            continue
+        if ex.contract is not None or ex.message is None:
+            ctx.fail(f"wire stop reason {case.wire!r}", sorted(case.expected), ex.outcome())
+            continue
+        ctx.expect_in(f"stop_reason for wire stop reason {case.wire!r}", ex.message.stop_reason, sorted(case.expected))
+
+
+def check_usage(ctx: Context) -> None:
+    m = finished(ctx, answer(ctx, [Turn(text="Counted.", usage=Usage(input=11, output=7, total_tokens=18))]))
+    if m is None:
+        return
+    ctx.expect("usage (input, output)", (m.usage.input, m.usage.output), (11, 7))
+
+
+def check_async(ctx: Context) -> None:
+    a, _ = call_ids(ctx.wire)
+    turn = Turn(text="Checking.", tool_calls=(call("get_weather", {"city": "Paris"}, id=a),))
+    sync = answer(ctx, [turn])
+    asyn = answer(ctx, [turn], use_async=True)
+    finished(ctx, sync, "stream()")
+    finished(ctx, asyn, "astream()")
+    ctx.expect("astream() events equal stream() events", asyn.events, sync.events)

@@ -1,0 +1,127 @@
+"""Run the conformance cases for one provider factory and protocol."""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import UsageError
+from ._case import Case, CaseResult, Context
+from ._cases import CASES
+from ._factory import ProviderFactory, resolve_factory
+from ._harness import Harness
+from ._wire import WIRES
+
+
+@dataclass(slots=True, kw_only=True)
+class SuiteReport:
+    """The results of one suite run.
+
+    Args:
+        target: what was tested (a factory name).
+        protocol: the wire protocol.
+        results: one per case, in case order.
+    """
+
+    target: str
+    protocol: str
+    results: list[CaseResult] = field(default_factory=list)
+
+    def counts(self) -> dict[str, int]:
+        out = {"pass": 0, "fail": 0, "not-applicable": 0, "error": 0}
+        for r in self.results:
+            out[r.status] += 1
+        return out
+
+    @property
+    def ok(self) -> bool:
+        """No case failed or errored."""
+        return all(r.status in ("pass", "not-applicable") for r in self.results)
+
+    def failing(self) -> list[str]:
+        """Ids of the cases that failed or errored."""
+        return [r.case_id for r in self.results if r.status in ("fail", "error")]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"target": self.target, "protocol": self.protocol, "counts": self.counts(), "results": [r.to_json() for r in self.results]}
+
+
+class Suite:
+    """The cases bound to one provider factory and protocol.
+
+    Args:
+        target: a factory callable, ``"module:factory"``, or a built-in adapter name.
+        protocol: the wire protocol the provider speaks (defaults to ``target`` when that is a
+            built-in adapter name).
+        served: run simulators on 127.0.0.1 even when the factory takes ``transport=``.
+        cases: the cases to run (default: all).
+    """
+
+    def __init__(self, target: str | ProviderFactory, protocol: str | None = None, *, served: bool = False, cases: Iterable[Case] = CASES) -> None:
+        if protocol is None:
+            if isinstance(target, str) and target in WIRES:
+                protocol = target
+            else:
+                raise UsageError("conformance: name the wire protocol the provider speaks (--protocol)")
+        if protocol not in WIRES:
+            raise UsageError(f"conformance: unknown protocol {protocol!r}; expected one of {', '.join(WIRES)}")
+        self.target = target if isinstance(target, str) else getattr(target, "__qualname__", repr(target))
+        self.protocol = protocol
+        self.wire = WIRES[protocol]
+        self.harness = Harness(resolve_factory(target), protocol, served=served)
+        self.cases = tuple(cases)
+        self._probe: Any = None
+
+    def provider(self) -> Any:
+        """One provider from the factory, to read what it declares (``supports_parallel_tool_calls``)."""
+        if self._probe is None:
+            self._probe = self.harness.probe()
+        return self._probe
+
+    def case(self, case_id: str) -> Case:
+        for c in self.cases:
+            if c.id == case_id:
+                return c
+        raise UsageError(f"conformance: no case {case_id!r}")
+
+    def run_case(self, case: Case) -> CaseResult:
+        """Run one case (never raises for a provider's misbehaviour: that is a result)."""
+        base = {"case_id": case.id, "statement": case.statement, "spec": case.spec, "protocol": self.protocol}
+        try:
+            reason = case.not_applicable(self.wire, self.provider())
+            if reason is not None:
+                return CaseResult(status="not-applicable", reason=reason, **base)
+            ctx = Context(self.harness, self.wire)
+            case.check(ctx)
+        except Exception as exc:
+            tb = traceback.extract_tb(exc.__traceback__)[-1]
+            return CaseResult(status="error", reason=f"{type(exc).__name__}: {exc} (at {tb.filename}:{tb.lineno})", **base)
+        if ctx.mismatches:
+            return CaseResult(status="fail", mismatches=ctx.mismatches, reason="; ".join(ctx.notes), **base)
+        return CaseResult(status="pass", reason="; ".join(ctx.notes), **base)
+
+    def __iter__(self) -> Iterator[CaseResult]:
+        for case in self.cases:
+            yield self.run_case(case)
+
+    def run(self) -> SuiteReport:
+        return SuiteReport(target=self.target, protocol=self.protocol, results=list(self))
+
+
+def select_cases(patterns: Iterable[str], cases: Iterable[Case] = CASES) -> tuple[Case, ...]:
+    """The cases whose id is one of ``patterns`` or starts with one and a dot (``failure``, ``request.tool_choice``)."""
+    cases = tuple(cases)
+    chosen = []
+    for pattern in patterns:
+        found = [c for c in cases if c.id == pattern or c.id.startswith(pattern.rstrip(".") + ".")]
+        if not found:
+            raise UsageError(f"conformance: no case matches {pattern!r}; cases are {', '.join(c.id for c in cases)}")
+        chosen.extend(c for c in found if c not in chosen)
+    return tuple(c for c in cases if c in chosen)
+
+
+def run_suite(target: str | ProviderFactory, protocol: str | None = None, *, served: bool = False) -> SuiteReport:
+    """Run every case against ``target`` speaking ``protocol``; see :class:`Suite`."""
+    return Suite(target, protocol, served=served).run()

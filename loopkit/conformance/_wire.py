@@ -1,0 +1,582 @@
+"""The suite's own reading of each wire protocol (spec/wire.md §0.2, §0.3 and §1-§5).
+
+Nothing here comes from ``loopkit.providers``: the expectations are written from the spec, so an
+adapter's misreading of a protocol cannot hide on both sides of a check. Each :class:`Wire` says
+where a request body carries tools, tool_choice, the parallel flag, the system prompt, echoed
+calls, tool results (with the error flag in the protocol's convention) and reasoning, and which
+wire stop reasons the protocol has and what they mean.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<absent>"})()
+"""What a reader returns for a key the body does not carry."""
+
+
+@dataclass(slots=True, frozen=True)
+class Declared:
+    """A tool declaration as read from a request body."""
+
+    name: Any
+    description: Any
+    parameters: Any
+
+
+@dataclass(slots=True, frozen=True)
+class EchoedCall:
+    """An assistant tool call echoed in a request's history."""
+
+    id: Any
+    name: Any
+    arguments: Any
+
+
+@dataclass(slots=True, frozen=True)
+class SentResult:
+    """A tool result as a request carries it. ``error`` is the protocol's own flag (None when
+    the protocol has none)."""
+
+    id: Any
+    name: Any
+    text: str
+    error: bool | None
+
+
+@dataclass(slots=True, frozen=True)
+class StopCase:
+    """One wire stop reason: how to make the simulator send it, and what it must become.
+
+    Args:
+        wire: the reason as the protocol spells it.
+        expected: the loopkit stop reasons it may map to (``error`` also accepts a raised error).
+        turn: Turn fields for the scripted answer.
+        rewrite: a function applied to each decoded stream payload (``(event, data) -> data``).
+        sim_options: options for the simulator (Bedrock's ``wire_stop_reasons``).
+    """
+
+    wire: str
+    expected: frozenset[str]
+    turn: Mapping[str, Any] = field(default_factory=dict)
+    rewrite: Callable[[str | None, Any], Any] | None = None
+    sim_options: Mapping[str, Any] = field(default_factory=dict)
+
+
+_TEXT = {"text": "Done."}
+_CALL = {"tool_calls": ({"name": "get_weather", "arguments": {"city": "Paris"}},)}
+
+
+class Wire:
+    """A protocol's request-body layout and response vocabulary (subclasses fill it in)."""
+
+    name: str = ""
+    parallel_knob: bool = True
+    """The protocol can forbid parallel calls."""
+    fragments_arguments: bool = True
+    """Tool-call arguments stream as JSON text fragments (Gemini sends calls whole)."""
+    raw_arguments: bool = True
+    """Argument text that is not JSON can travel on this wire (Gemini's ``args`` is a Struct)."""
+    reasoning: bool = True
+    """The wire carries reasoning (thinking) and its signature."""
+    overloaded_529: bool = False
+    error_flag: str = "none"
+    """How an error result is marked: ``none`` (plain text), or the protocol's own field."""
+    call_id_prefix: str = "call_"
+
+    # --- request side ---------------------------------------------------------------------
+
+    def tools(self, body: Mapping[str, Any]) -> list[Declared] | None:
+        raise NotImplementedError
+
+    def tool_choice(self, body: Mapping[str, Any]) -> Any:
+        """The tool_choice as sent, in the protocol's own form (MISSING when absent)."""
+        raise NotImplementedError
+
+    def expected_choice(self, form: Any, names: list[str]) -> list[Any]:
+        """The acceptable wire forms of loopkit's ``tool_choice`` value ``form``."""
+        raise NotImplementedError
+
+    def parallel_disabled(self, body: Mapping[str, Any]) -> bool:
+        raise NotImplementedError
+
+    tool_keys: tuple[str, ...] = ()
+    """Top-level body keys that are about tools."""
+
+    def echoed_calls(self, body: Mapping[str, Any]) -> list[EchoedCall]:
+        raise NotImplementedError
+
+    def results(self, body: Mapping[str, Any]) -> list[SentResult]:
+        raise NotImplementedError
+
+    def system(self, body: Mapping[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def reasoning_passed_back(self, body: Mapping[str, Any]) -> list[tuple[Any, Any]]:
+        """(text, signature) of each reasoning item echoed in the history."""
+        raise NotImplementedError
+
+    # --- response side --------------------------------------------------------------------
+
+    def stop_cases(self) -> list[StopCase]:
+        raise NotImplementedError
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(_text_of(p) for p in content)
+    if isinstance(content, Mapping):
+        for key in ("text", "output_text", "content"):
+            if isinstance(content.get(key), (str, list)):
+                return _text_of(content[key])
+        if "json" in content:
+            return json.dumps(content["json"])
+    return ""
+
+
+def _loads(text: Any) -> Any:
+    if not isinstance(text, str):
+        return text
+    if not text.strip():
+        return {}
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+# --- OpenAI Chat Completions (§1) -----------------------------------------------------------
+
+
+class OpenAIChatWire(Wire):
+    name = "openai_chat"
+    reasoning = False
+    tool_keys = ("tools", "tool_choice", "parallel_tool_calls")
+
+    def tools(self, body):
+        tools = body.get("tools")
+        if not isinstance(tools, list):
+            return None
+        out = []
+        for t in tools:
+            fn = t.get("function", {}) if isinstance(t, Mapping) else {}
+            out.append(Declared(fn.get("name", MISSING), fn.get("description", ""), fn.get("parameters", MISSING)))
+        return out
+
+    def tool_choice(self, body):
+        return body.get("tool_choice", MISSING)
+
+    def expected_choice(self, form, names):
+        if form == "auto":
+            return ["auto", MISSING]
+        if form in ("required", "none"):
+            return [form]
+        return [{"type": "function", "function": {"name": form["name"]}}]
+
+    def parallel_disabled(self, body):
+        return body.get("parallel_tool_calls") is False
+
+    def echoed_calls(self, body):
+        out = []
+        for m in body.get("messages") or []:
+            if isinstance(m, Mapping) and m.get("role") == "assistant":
+                for c in m.get("tool_calls") or []:
+                    fn = c.get("function", {})
+                    out.append(EchoedCall(c.get("id", MISSING), fn.get("name", MISSING), _loads(fn.get("arguments", MISSING))))
+        return out
+
+    def results(self, body):
+        return [
+            SentResult(m.get("tool_call_id", MISSING), None, _text_of(m.get("content")), None)
+            for m in body.get("messages") or []
+            if isinstance(m, Mapping) and m.get("role") == "tool"
+        ]
+
+    def system(self, body):
+        for m in body.get("messages") or []:
+            if isinstance(m, Mapping) and m.get("role") in ("system", "developer"):
+                return _text_of(m.get("content"))
+        return MISSING
+
+    def reasoning_passed_back(self, body):
+        return []
+
+    def stop_cases(self):
+        def finish(wire: str):
+            def rewrite(event, data):
+                for choice in data.get("choices") or [] if isinstance(data, dict) else []:
+                    if choice.get("finish_reason") is not None:
+                        choice["finish_reason"] = wire
+                return data
+
+            return rewrite
+
+        return [
+            StopCase("stop", frozenset({"stop"}), _TEXT),
+            StopCase("tool_calls", frozenset({"toolUse"}), _CALL),
+            StopCase("length", frozenset({"length"}), {"text": "Cut", "stop_reason": "length"}),
+            StopCase("content_filter", frozenset({"error"}), _TEXT, rewrite=finish("content_filter")),
+        ]
+
+
+# --- OpenAI Responses (§2) ------------------------------------------------------------------
+
+
+class OpenAIResponsesWire(Wire):
+    name = "openai_responses"
+    tool_keys = ("tools", "tool_choice", "parallel_tool_calls", "max_tool_calls")
+
+    def tools(self, body):
+        tools = body.get("tools")
+        if not isinstance(tools, list):
+            return None
+        return [Declared(t.get("name", MISSING), t.get("description", ""), t.get("parameters", MISSING)) for t in tools if isinstance(t, Mapping)]
+
+    def tool_choice(self, body):
+        return body.get("tool_choice", MISSING)
+
+    def expected_choice(self, form, names):
+        if form == "auto":
+            return ["auto", MISSING]
+        if form in ("required", "none"):
+            return [form]
+        return [{"type": "function", "name": form["name"]}]
+
+    def parallel_disabled(self, body):
+        return body.get("parallel_tool_calls") is False
+
+    def _items(self, body):
+        items = body.get("input")
+        return [i for i in items if isinstance(i, Mapping)] if isinstance(items, list) else []
+
+    def echoed_calls(self, body):
+        return [
+            EchoedCall(i.get("call_id", MISSING), i.get("name", MISSING), _loads(i.get("arguments", MISSING)))
+            for i in self._items(body)
+            if i.get("type") == "function_call"
+        ]
+
+    def results(self, body):
+        return [
+            SentResult(i.get("call_id", MISSING), None, _text_of(i.get("output")), None)
+            for i in self._items(body)
+            if i.get("type") == "function_call_output"
+        ]
+
+    def system(self, body):
+        if isinstance(body.get("instructions"), str) and body["instructions"]:
+            return body["instructions"]
+        for i in self._items(body):
+            if i.get("role") in ("system", "developer"):
+                return _text_of(i.get("content"))
+        return MISSING
+
+    def reasoning_passed_back(self, body):
+        return [
+            (_text_of(i.get("summary")), i.get("encrypted_content", MISSING))
+            for i in self._items(body)
+            if i.get("type") == "reasoning"
+        ]
+
+    def stop_cases(self):
+        def incomplete(reason: str):
+            def rewrite(event, data):
+                if isinstance(data, dict) and isinstance(data.get("response"), dict):
+                    details = data["response"].get("incomplete_details")
+                    if isinstance(details, dict):
+                        details["reason"] = reason
+                return data
+
+            return rewrite
+
+        return [
+            StopCase("completed", frozenset({"stop"}), _TEXT),
+            StopCase("completed+function_call", frozenset({"toolUse"}), _CALL),
+            StopCase("incomplete:max_output_tokens", frozenset({"length"}), {"text": "Cut", "stop_reason": "length"}),
+            StopCase("incomplete:content_filter", frozenset({"error"}), {"text": "Cut", "stop_reason": "length"}, rewrite=incomplete("content_filter")),
+            StopCase("failed", frozenset({"error"}), {"text": "Par", "error": "The model failed"}),
+        ]
+
+
+# --- Anthropic Messages (§3) ----------------------------------------------------------------
+
+
+class AnthropicWire(Wire):
+    name = "anthropic"
+    overloaded_529 = True
+    error_flag = "tool_result.is_error"
+    call_id_prefix = "toolu_"
+    tool_keys = ("tools", "tool_choice")
+
+    def tools(self, body):
+        tools = body.get("tools")
+        if not isinstance(tools, list):
+            return None
+        return [Declared(t.get("name", MISSING), t.get("description", ""), t.get("input_schema", MISSING)) for t in tools if isinstance(t, Mapping)]
+
+    def tool_choice(self, body):
+        choice = body.get("tool_choice", MISSING)
+        if isinstance(choice, Mapping):
+            return {k: v for k, v in choice.items() if k != "disable_parallel_tool_use"}
+        return choice
+
+    def expected_choice(self, form, names):
+        if form == "auto":
+            return [{"type": "auto"}, MISSING]
+        if form == "required":
+            return [{"type": "any"}]
+        if form == "none":
+            return [{"type": "none"}]
+        return [{"type": "tool", "name": form["name"]}]
+
+    def parallel_disabled(self, body):
+        choice = body.get("tool_choice")
+        return isinstance(choice, Mapping) and choice.get("disable_parallel_tool_use") is True
+
+    def _blocks(self, body, role):
+        for m in body.get("messages") or []:
+            if isinstance(m, Mapping) and m.get("role") == role and isinstance(m.get("content"), list):
+                yield from (b for b in m["content"] if isinstance(b, Mapping))
+
+    def echoed_calls(self, body):
+        return [EchoedCall(b.get("id", MISSING), b.get("name", MISSING), b.get("input", MISSING)) for b in self._blocks(body, "assistant") if b.get("type") == "tool_use"]
+
+    def results(self, body):
+        return [
+            SentResult(b.get("tool_use_id", MISSING), None, _text_of(b.get("content")), b.get("is_error", False) is True)
+            for b in self._blocks(body, "user")
+            if b.get("type") == "tool_result"
+        ]
+
+    def system(self, body):
+        system = body.get("system", MISSING)
+        return system if system is MISSING else _text_of(system)
+
+    def reasoning_passed_back(self, body):
+        return [(b.get("thinking", MISSING), b.get("signature", MISSING)) for b in self._blocks(body, "assistant") if b.get("type") == "thinking"]
+
+    def stop_cases(self):
+        def stop(wire: str):
+            def rewrite(event, data):
+                if isinstance(data, dict) and data.get("type") == "message_delta" and isinstance(data.get("delta"), dict):
+                    data["delta"]["stop_reason"] = wire
+                return data
+
+            return rewrite
+
+        return [
+            StopCase("end_turn", frozenset({"stop"}), _TEXT),
+            StopCase("stop_sequence", frozenset({"stop"}), _TEXT, rewrite=stop("stop_sequence")),
+            StopCase("tool_use", frozenset({"toolUse"}), _CALL),
+            StopCase("max_tokens", frozenset({"length"}), {"text": "Cut", "stop_reason": "length"}),
+            StopCase("pause_turn", frozenset({"stop"}), _TEXT, rewrite=stop("pause_turn")),
+            StopCase("refusal", frozenset({"error"}), _TEXT, rewrite=stop("refusal")),
+            StopCase("model_context_window_exceeded", frozenset({"length", "error"}), _TEXT, rewrite=stop("model_context_window_exceeded")),
+        ]
+
+
+# --- Gemini (§4) ----------------------------------------------------------------------------
+
+
+class GeminiWire(Wire):
+    name = "gemini"
+    parallel_knob = False
+    fragments_arguments = False
+    raw_arguments = False
+    error_flag = "functionResponse.response.error"
+    tool_keys = ("tools", "toolConfig", "tool_config")
+
+    def tools(self, body):
+        tools = body.get("tools")
+        if not isinstance(tools, list):
+            return None
+        out = []
+        for t in tools:
+            decls = t.get("functionDeclarations", t.get("function_declarations", [])) if isinstance(t, Mapping) else []
+            for d in decls:
+                params = MISSING
+                for key in ("parametersJsonSchema", "parameters_json_schema", "parameters"):
+                    if key in d:
+                        params = d[key]
+                        break
+                out.append(Declared(d.get("name", MISSING), d.get("description", ""), params))
+        return out
+
+    def tool_choice(self, body):
+        config = body.get("toolConfig", body.get("tool_config", MISSING))
+        if not isinstance(config, Mapping):
+            return MISSING
+        fcc = config.get("functionCallingConfig", config.get("function_calling_config", MISSING))
+        if not isinstance(fcc, Mapping):
+            return MISSING
+        out = {"mode": fcc.get("mode", MISSING)}
+        allowed = fcc.get("allowedFunctionNames", fcc.get("allowed_function_names"))
+        if allowed is not None:
+            out["allowedFunctionNames"] = allowed
+        return out
+
+    def expected_choice(self, form, names):
+        if form == "auto":
+            return [{"mode": "AUTO"}, MISSING]
+        if form == "required":
+            return [{"mode": "ANY"}, {"mode": "ANY", "allowedFunctionNames": list(names)}]
+        if form == "none":
+            return [{"mode": "NONE"}]
+        return [{"mode": "ANY", "allowedFunctionNames": [form["name"]]}]
+
+    def parallel_disabled(self, body):
+        return False
+
+    def _parts(self, body, role):
+        for c in body.get("contents") or []:
+            if isinstance(c, Mapping) and c.get("role") == role:
+                yield from (p for p in c.get("parts") or [] if isinstance(p, Mapping))
+
+    def echoed_calls(self, body):
+        out = []
+        for p in self._parts(body, "model"):
+            fc = p.get("functionCall", p.get("function_call"))
+            if isinstance(fc, Mapping):
+                out.append(EchoedCall(fc.get("id"), fc.get("name", MISSING), fc.get("args", {})))
+        return out
+
+    def results(self, body):
+        out = []
+        for p in self._parts(body, "user"):
+            fr = p.get("functionResponse", p.get("function_response"))
+            if isinstance(fr, Mapping):
+                response = fr.get("response")
+                text = json.dumps(response, ensure_ascii=False) if not isinstance(response, str) else response
+                error = isinstance(response, Mapping) and "error" in response
+                out.append(SentResult(fr.get("id"), fr.get("name", MISSING), text, error))
+        return out
+
+    def system(self, body):
+        si = body.get("systemInstruction", body.get("system_instruction", MISSING))
+        if si is MISSING:
+            return MISSING
+        return _text_of(si.get("parts") if isinstance(si, Mapping) else si)
+
+    def reasoning_passed_back(self, body):
+        out = []
+        for p in self._parts(body, "model"):
+            if "thoughtSignature" in p or "thought_signature" in p:
+                out.append((p.get("text", MISSING), p.get("thoughtSignature", p.get("thought_signature"))))
+        return out
+
+    def stop_cases(self):
+        def finish(wire: str):
+            def rewrite(event, data):
+                for cand in data.get("candidates") or [] if isinstance(data, dict) else []:
+                    if isinstance(cand, dict) and cand.get("finishReason") is not None:
+                        cand["finishReason"] = wire
+                return data
+
+            return rewrite
+
+        cases = [
+            StopCase("STOP", frozenset({"stop"}), _TEXT),
+            StopCase("STOP+functionCall", frozenset({"toolUse"}), _CALL),
+            StopCase("MAX_TOKENS", frozenset({"length"}), {"text": "Cut", "stop_reason": "length"}),
+        ]
+        for wire in ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"):
+            cases.append(StopCase(wire, frozenset({"error"}), _TEXT, rewrite=finish(wire)))
+        return cases
+
+
+# --- Bedrock Converse (§5) ------------------------------------------------------------------
+
+
+class BedrockWire(Wire):
+    name = "bedrock"
+    parallel_knob = False
+    error_flag = 'toolResult.status="error"'
+    call_id_prefix = "tooluse_"
+    tool_keys = ("toolConfig",)
+
+    def tools(self, body):
+        config = body.get("toolConfig")
+        if not isinstance(config, Mapping) or not isinstance(config.get("tools"), list):
+            return None
+        out = []
+        for t in config["tools"]:
+            spec = t.get("toolSpec", {}) if isinstance(t, Mapping) else {}
+            schema = spec.get("inputSchema", {})
+            out.append(Declared(spec.get("name", MISSING), spec.get("description", ""), schema.get("json", MISSING) if isinstance(schema, Mapping) else MISSING))
+        return out
+
+    def tool_choice(self, body):
+        config = body.get("toolConfig")
+        if not isinstance(config, Mapping):
+            return "<no toolConfig>"
+        return config.get("toolChoice", MISSING)
+
+    def expected_choice(self, form, names):
+        if form == "auto":
+            return [{"auto": {}}, MISSING]
+        if form == "required":
+            return [{"any": {}}]
+        if form == "none":
+            return ["<no toolConfig>"]  # Converse has no `none` member: omit toolConfig (§5.2)
+        return [{"tool": {"name": form["name"]}}]
+
+    def parallel_disabled(self, body):
+        return False
+
+    def _blocks(self, body, role):
+        for m in body.get("messages") or []:
+            if isinstance(m, Mapping) and m.get("role") == role and isinstance(m.get("content"), list):
+                yield from (b for b in m["content"] if isinstance(b, Mapping))
+
+    def echoed_calls(self, body):
+        out = []
+        for b in self._blocks(body, "assistant"):
+            tu = b.get("toolUse")
+            if isinstance(tu, Mapping):
+                out.append(EchoedCall(tu.get("toolUseId", MISSING), tu.get("name", MISSING), tu.get("input", MISSING)))
+        return out
+
+    def results(self, body):
+        out = []
+        for b in self._blocks(body, "user"):
+            tr = b.get("toolResult")
+            if isinstance(tr, Mapping):
+                out.append(SentResult(tr.get("toolUseId", MISSING), None, _text_of(tr.get("content")), tr.get("status") == "error"))
+        return out
+
+    def system(self, body):
+        system = body.get("system", MISSING)
+        return system if system is MISSING else _text_of(system)
+
+    def reasoning_passed_back(self, body):
+        out = []
+        for b in self._blocks(body, "assistant"):
+            rt = (b.get("reasoningContent") or {}).get("reasoningText") if isinstance(b.get("reasoningContent"), Mapping) else None
+            if isinstance(rt, Mapping):
+                out.append((rt.get("text", MISSING), rt.get("signature", MISSING)))
+        return out
+
+    def stop_cases(self):
+        def wire(reason: str, expected: set[str], turn: Mapping[str, Any] = _TEXT) -> StopCase:
+            return StopCase(reason, frozenset(expected), turn, sim_options={"wire_stop_reasons": {0: reason}})
+
+        return [
+            wire("end_turn", {"stop"}),
+            wire("stop_sequence", {"stop"}),
+            wire("tool_use", {"toolUse"}, _CALL),
+            wire("max_tokens", {"length"}),
+            wire("model_context_window_exceeded", {"length", "error"}),
+            wire("guardrail_intervened", {"error"}),
+            wire("content_filtered", {"error"}),
+            wire("malformed_tool_use", {"error"}),
+            wire("malformed_model_output", {"error"}),
+        ]
+
+
+WIRES: dict[str, Wire] = {w.name: w for w in (OpenAIChatWire(), OpenAIResponsesWire(), AnthropicWire(), GeminiWire(), BedrockWire())}
+PROTOCOLS: tuple[str, ...] = tuple(WIRES)

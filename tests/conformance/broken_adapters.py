@@ -1,0 +1,247 @@
+"""Deliberately broken adapters: each plants one bug the conformance suite must catch.
+
+Each is a subclass of a real adapter with one hook bent. Stream bugs wrap the adapter's own
+stream decoder (so they work over any built-in adapter); request bugs edit the body the adapter
+built. ``BROKEN`` maps a factory name to (factory, protocol, the case ids that must fail).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from loopkit.events import (
+    DoneEvent,
+    ErrorEvent,
+    StreamEvent,
+    TextEndEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from loopkit.messages import ToolCall
+from loopkit.providers import adapter_class
+
+
+class _FilteringDecoder:
+    """Wraps a stream decoder, passing every batch of events through ``bend``."""
+
+    def __init__(self, inner: Any, bend: Callable[[list[StreamEvent]], list[StreamEvent]]) -> None:
+        self.inner, self.bend = inner, bend
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        return self.bend(self.inner.feed(chunk))
+
+    def close(self) -> list[StreamEvent]:
+        return self.bend(self.inner.close())
+
+
+def _stream_bug(base: type, bend_factory: Callable[[], Callable[[list[StreamEvent]], list[StreamEvent]]], name: str) -> type:
+    def stream_decoder(self: Any) -> Any:
+        return _FilteringDecoder(base.stream_decoder(self), bend_factory())
+
+    return type(name, (base,), {"stream_decoder": stream_decoder})
+
+
+def drops_second_call() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Keeps only the first tool call of an answer."""
+    calls: list[int] = []  # content indexes of the calls, in order
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        out = []
+        for e in events:
+            if isinstance(e, (ToolCallStartEvent, ToolCallEndEvent)) and e.content_index not in calls:
+                calls.append(e.content_index)
+            if len(calls) > 1 and getattr(e, "content_index", None) == calls[1]:
+                continue
+            out.append(e)
+        return out
+
+    return bend
+
+
+def repeats_call_id() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Gives every tool call the id of the first."""
+    state: dict[str, Any] = {"first": None}
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        for e in events:
+            if isinstance(e, ToolCallStartEvent):
+                state["first"] = state["first"] or e.id
+                e.id = state["first"]
+            elif isinstance(e, ToolCallEndEvent) and e.tool_call is not None:
+                state["first"] = state["first"] or e.tool_call.id
+                e.tool_call.id = state["first"]
+        return events
+
+    return bend
+
+
+def ids_by_position() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Names a call the wire sent without an id ``call_<index>_<name>`` (so ids repeat across a
+    run's model calls: OpenProgram's Gemini adapter, spec/loop.md §8.4). Gemini's adapter marks
+    the ids it makes up with ``gcall_``."""
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        for e in events:
+            if isinstance(e, ToolCallStartEvent) and e.id.startswith("gcall_"):
+                e.id = f"call_{e.content_index}_{e.name}"
+            elif isinstance(e, ToolCallEndEvent) and e.tool_call is not None and e.tool_call.id.startswith("gcall_"):
+                e.tool_call.id = f"call_{e.content_index}_{e.tool_call.name}"
+        return events
+
+    return bend
+
+
+def malformed_to_empty() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Turns argument text that is not JSON into ``{}`` (the classic ``parse(...) or {}``)."""
+    starts: dict[int, ToolCallStartEvent] = {}
+    fragments: dict[int, list[str]] = {}
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        for e in events:
+            if isinstance(e, ToolCallStartEvent):
+                starts[e.content_index], fragments[e.content_index] = e, []
+            elif isinstance(e, ToolCallDeltaEvent):
+                fragments[e.content_index].append(e.delta)
+            elif isinstance(e, ToolCallEndEvent) and e.tool_call is None and e.content_index in starts:
+                text = "".join(fragments.pop(e.content_index))
+                try:
+                    json.loads(text or "{}")
+                except ValueError:
+                    start = starts[e.content_index]
+                    e = ToolCallEndEvent(content_index=e.content_index, tool_call=ToolCall(id=start.id, name=start.name, arguments={}))
+            out.append(e)
+        return out
+
+    return bend
+
+
+def stops_at_first_text() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Ignores every block after the first text block ends (keeps the terminal event)."""
+    state = {"done": False}
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        out = []
+        for e in events:
+            if state["done"] and not isinstance(e, (DoneEvent, ErrorEvent)):
+                continue
+            out.append(e)
+            if isinstance(e, TextEndEvent):
+                state["done"] = True
+        return out
+
+    return bend
+
+
+def _request_bug(base: type, edit: Callable[[dict[str, Any]], None], name: str) -> type:
+    def build_request(self: Any, request: Any) -> Any:
+        call = base.build_request(self, request)
+        edit(call.json)
+        return call
+
+    return type(name, (base,), {"build_request": build_request})
+
+
+def _required_to_auto(protocol: str) -> Callable[[dict[str, Any]], None]:
+    """Sends ``required`` as the protocol's ``auto``."""
+
+    def edit(body: dict[str, Any]) -> None:
+        if protocol in ("openai_chat", "openai_responses") and body.get("tool_choice") == "required":
+            body["tool_choice"] = "auto"
+        elif protocol == "anthropic" and (body.get("tool_choice") or {}).get("type") == "any":
+            body["tool_choice"]["type"] = "auto"
+        elif protocol == "gemini":
+            fcc = (body.get("toolConfig") or {}).get("functionCallingConfig") or {}
+            if fcc.get("mode") == "ANY" and len(fcc.get("allowedFunctionNames") or [None, None]) > 1:
+                fcc["mode"] = "AUTO"
+                fcc.pop("allowedFunctionNames", None)
+        elif protocol == "bedrock" and (body.get("toolConfig") or {}).get("toolChoice") == {"any": {}}:
+            body["toolConfig"]["toolChoice"] = {"auto": {}}
+
+    return edit
+
+
+def _loses_is_error(protocol: str) -> Callable[[dict[str, Any]], None]:
+    """Drops the error flag of tool results (the protocols that have one)."""
+
+    def edit(body: dict[str, Any]) -> None:
+        for m in body.get("messages", body.get("contents", [])):
+            for b in m.get("content", m.get("parts", [])) if isinstance(m.get("content", m.get("parts")), list) else []:
+                if protocol == "anthropic" and b.get("type") == "tool_result":
+                    b.pop("is_error", None)
+                elif protocol == "bedrock":
+                    b.get("toolResult", {}).pop("status", None)
+                elif protocol == "gemini" and "functionResponse" in b:
+                    response = b["functionResponse"].get("response", {})
+                    if "error" in response:
+                        response["output"] = response.pop("error")
+
+    return edit
+
+
+def _ignores_retry_after(base: type) -> type:
+    def map_error(self: Any, status: int, headers: Any, body: bytes) -> Any:
+        err = base.map_error(self, status, headers, body)
+        err.retry_after = None
+        return err
+
+    return type(f"IgnoresRetryAfter{base.__name__}", (base,), {"map_error": map_error})
+
+
+def _factory_for(cls: type) -> Callable[..., Any]:
+    def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
+        kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "transport": transport, "retry": retry}
+        if base_url is not None:
+            kwargs["base_url"] = base_url
+        return cls(**kwargs)
+
+    return factory
+
+
+def broken(bug: str, protocol: str) -> Callable[..., Any]:
+    """A factory for the adapter of ``protocol`` with ``bug`` planted."""
+    base = adapter_class(protocol)
+    stream_bugs = {
+        "drops_second_call": drops_second_call,
+        "repeats_call_id": repeats_call_id,
+        "malformed_to_empty": malformed_to_empty,
+        "stops_at_first_text": stops_at_first_text,
+        "ids_by_position": ids_by_position,
+    }
+    if bug in stream_bugs:
+        cls = _stream_bug(base, stream_bugs[bug], f"{bug}_{protocol}")
+    elif bug == "required_to_auto":
+        cls = _request_bug(base, _required_to_auto(protocol), f"{bug}_{protocol}")
+    elif bug == "loses_is_error":
+        cls = _request_bug(base, _loses_is_error(protocol), f"{bug}_{protocol}")
+    elif bug == "ignores_retry_after":
+        cls = _ignores_retry_after(base)
+    else:
+        raise ValueError(f"no planted bug {bug!r}")
+    return _factory_for(cls)
+
+
+ALL = ("openai_chat", "openai_responses", "anthropic", "gemini", "bedrock")
+TEXT_THEN_CALL = {"stream.text_then_tool_call", "stream.unicode", "stream.utf8_split"}  # every case with text before a call
+
+# (bug, protocol) -> the case ids that must fail, and only those. A bug is planted only where the
+# protocol can express it: OpenAI has no error flag to lose; Gemini never carries broken JSON.
+EXPECTED: dict[tuple[str, str], set[str]] = {
+    **{("drops_second_call", p): {"stream.parallel_calls"} for p in ALL},
+    **{("repeats_call_id", p): {"stream.parallel_calls"} for p in ALL},
+    **{("stops_at_first_text", p): TEXT_THEN_CALL for p in ALL},
+    **{("ignores_retry_after", p): {"failure.http_429_retry_after"} for p in ALL},
+    **{("required_to_auto", p): {"request.tool_choice.required"} for p in ("gemini", "bedrock")},
+    # where the protocol has a parallel knob, that case also sends `required` (with parallel calls off)
+    **{("required_to_auto", p): {"request.tool_choice.required", "request.parallel.disabled"} for p in ("openai_chat", "openai_responses", "anthropic")},
+    **{("loses_is_error", p): {"request.history.is_error"} for p in ("anthropic", "gemini", "bedrock")},
+    ("ids_by_position", "gemini"): {"stream.ids_across_calls"},
+    **{("malformed_to_empty", p): {"stream.arguments.malformed", "stream.length_mid_call"} for p in ("openai_chat", "openai_responses", "anthropic", "bedrock")},
+}
+
+# named factories for the CLI and the pytest plugin (``broken_adapters:loses_is_error_factory``)
+loses_is_error_factory = broken("loses_is_error", "bedrock")
+required_to_auto_factory = broken("required_to_auto", "bedrock")
