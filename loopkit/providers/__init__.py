@@ -1,0 +1,1 @@
+"""Provider adapters, one module per wire protocol: a pure codec plus a thin httpx Provider."""

@@ -1,0 +1,303 @@
+"""The thin HTTP half shared by every adapter: send, retry, stream bytes into the codec.
+
+An adapter subclasses :class:`HttpProvider` and writes only its codec: :meth:`build_request`
+(ModelRequest -> method, path, headers, JSON body), :meth:`stream_decoder` (wire bytes -> stream
+events), :meth:`decode_body` (a non-streaming body -> stream events) and :meth:`map_error` (an
+HTTP error -> a :class:`ProviderError`). Everything else (clients, auth, retries with an injected
+sleep, abort, truncation) lives here once, for sync and async alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import AsyncIterator, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import httpx
+
+from ..errors import ConnectionClosedError, ProviderError, WireError, error_class_for_status
+from ..events import ErrorEvent, StreamEvent
+from ..provider import BaseProvider, ModelRequest
+from ..retry import RetryPolicy, parse_retry_after
+
+
+@dataclass(slots=True, kw_only=True)
+class HttpCall:
+    """One HTTP request an adapter wants sent."""
+
+    method: str
+    path: str
+    json: Any
+    headers: dict[str, str] = field(default_factory=dict)
+    params: dict[str, str] = field(default_factory=dict)
+
+
+class StreamDecoder(Protocol):
+    """Turns response bytes into stream events, one chunk at a time."""
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]: ...
+
+    def close(self) -> list[StreamEvent]:
+        """End of body. Raises :class:`ConnectionClosedError` when the stream stopped before its
+        terminal event, or returns the last events."""
+        ...
+
+
+class HttpProvider(BaseProvider):
+    """Base of the HTTP adapters.
+
+    Args:
+        model: the model id sent to the provider.
+        api_key: the key; defaults to the first set variable of ``api_key_env``.
+        base_url: where to send requests (a simulator's ``base_url`` in tests).
+        client / async_client: injected httpx clients (their transports decide where bytes go).
+        transport: an httpx transport to build clients around (a simulator's in-process transport).
+        stream: ask for a streamed answer (default) or a single JSON body.
+        extra_body: merged into every request body (provider-specific knobs).
+        extra_headers: added to every request.
+        retry: the retry policy (retries 429/5xx/529 and early disconnects; injected sleep).
+        timeout: seconds for the clients this class builds itself.
+    """
+
+    api: str = ""
+    provider_name: str = ""
+    default_base_url: str = ""
+    api_key_env: tuple[str, ...] = ()
+
+    def __init__(
+        self,
+        *,
+        model: str,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        client: httpx.Client | None = None,
+        async_client: httpx.AsyncClient | None = None,
+        transport: httpx.BaseTransport | httpx.AsyncBaseTransport | None = None,
+        stream: bool = True,
+        extra_body: Mapping[str, Any] | None = None,
+        extra_headers: Mapping[str, str] | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float = 60.0,
+    ) -> None:
+        self.model = model
+        self.api_key = api_key if api_key is not None else _env_key(self.api_key_env)
+        self.base_url = (base_url or self.default_base_url).rstrip("/")
+        self._client = client
+        self._async_client = async_client
+        self._transport = transport
+        self.streaming = stream
+        self.extra_body = dict(extra_body or {})
+        self.extra_headers = dict(extra_headers or {})
+        self.retry = retry if retry is not None else RetryPolicy()
+        self.timeout = timeout
+        self.attempts: list[int] = []  # HTTP attempts per model call, for assertions
+
+    # --- codec hooks ------------------------------------------------------------------------
+
+    def build_request(self, request: ModelRequest) -> HttpCall:
+        raise NotImplementedError
+
+    def stream_decoder(self) -> StreamDecoder:
+        raise NotImplementedError
+
+    def decode_body(self, data: Any) -> list[StreamEvent]:
+        raise NotImplementedError
+
+    def map_error(self, status: int, headers: httpx.Headers, body: bytes) -> ProviderError:
+        """Default mapping: the status's ProviderError class, the body's message if JSON."""
+        data = _json_or_none(body)
+        message = body.decode("utf-8", "replace")[:500] or f"HTTP {status}"
+        error_type = None
+        if isinstance(data, Mapping):
+            err = data.get("error", data)
+            if isinstance(err, Mapping):
+                message = str(err.get("message", message))
+                error_type = err.get("type") or err.get("status") or err.get("code")
+        return error_class_for_status(status)(
+            message,
+            status=status,
+            error_type=None if error_type is None else str(error_type),
+            retry_after=parse_retry_after(headers),
+            provider=self.provider_name or self.api,
+            body=data,
+        )
+
+    def auth_headers(self) -> dict[str, str]:
+        return {}
+
+    # --- clients ----------------------------------------------------------------------------
+
+    def _sync_client(self) -> httpx.Client:
+        if self._client is None:
+            transport = self._transport if isinstance(self._transport, httpx.BaseTransport) else None
+            self._client = httpx.Client(transport=transport, timeout=self.timeout)
+        return self._client
+
+    def _aclient(self) -> httpx.AsyncClient:
+        if self._async_client is None:
+            transport = self._transport if isinstance(self._transport, httpx.AsyncBaseTransport) else None
+            self._async_client = httpx.AsyncClient(transport=transport, timeout=self.timeout)
+        return self._async_client
+
+    def _prepare(self, request: ModelRequest) -> tuple[HttpCall, str, dict[str, str], bytes]:
+        call = self.build_request(request)
+        body = call.json
+        if self.extra_body and isinstance(body, dict):
+            body = {**body, **self.extra_body}
+        headers = {"content-type": "application/json", **self.auth_headers(), **self.extra_headers, **call.headers}
+        url = self.base_url + call.path
+        if call.params:
+            url += "?" + "&".join(f"{k}={v}" for k, v in call.params.items())
+        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        return call, url, headers, content
+
+    def _error_from(self, response_status: int, headers: httpx.Headers, body: bytes) -> ProviderError:
+        err = self.map_error(response_status, headers, body)
+        should = headers.get("x-should-retry")
+        if should == "true":
+            err.retryable = True
+        elif should == "false":
+            err.retryable = False
+        return err
+
+    # --- sync -------------------------------------------------------------------------------
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        call, url, headers, content = self._prepare(request)
+        client = self._sync_client()
+        attempt = 0
+        while True:
+            attempt += 1
+            yielded = False
+            try:
+                with client.stream(call.method, url, headers=headers, content=content) as response:
+                    if response.status_code >= 400:
+                        raise self._error_from(response.status_code, response.headers, response.read())
+                    if not self.streaming:
+                        events = self.decode_body(_json_body(response.read(), self))
+                        self.attempts.append(attempt)
+                        yield from events
+                        return
+                    decoder = self.stream_decoder()
+                    signal = request.abort_signal
+                    for chunk in response.iter_bytes():
+                        for event in decoder.feed(chunk):
+                            yielded = True
+                            yield event
+                        if signal is not None and signal.aborted:
+                            yield _aborted()
+                            self.attempts.append(attempt)
+                            return
+                    for event in decoder.close():
+                        yielded = True
+                        yield event
+                    self.attempts.append(attempt)
+                    return
+            except ProviderError as err:
+                wait = None if yielded else self.retry.delay(attempt, err)
+                if wait is None:
+                    self.attempts.append(attempt)
+                    raise
+                self.retry.sleep(wait)
+            except httpx.TransportError as exc:
+                err = _transport_error(exc, self)
+                wait = None if yielded else self.retry.delay(attempt, err)
+                if wait is None:
+                    self.attempts.append(attempt)
+                    raise err from exc
+                self.retry.sleep(wait)
+
+    # --- async ------------------------------------------------------------------------------
+
+    async def astream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        call, url, headers, content = self._prepare(request)
+        client = self._aclient()
+        attempt = 0
+        while True:
+            attempt += 1
+            yielded = False
+            try:
+                async with client.stream(call.method, url, headers=headers, content=content) as response:
+                    if response.status_code >= 400:
+                        raise self._error_from(response.status_code, response.headers, await response.aread())
+                    if not self.streaming:
+                        events = self.decode_body(_json_body(await response.aread(), self))
+                        self.attempts.append(attempt)
+                        for event in events:
+                            yield event
+                        return
+                    decoder = self.stream_decoder()
+                    signal = request.abort_signal
+                    async for chunk in response.aiter_bytes():
+                        for event in decoder.feed(chunk):
+                            yielded = True
+                            yield event
+                        if signal is not None and signal.aborted:
+                            yield _aborted()
+                            self.attempts.append(attempt)
+                            return
+                    for event in decoder.close():
+                        yielded = True
+                        yield event
+                    self.attempts.append(attempt)
+                    return
+            except ProviderError as err:
+                wait = None if yielded else self.retry.delay(attempt, err)
+                if wait is None:
+                    self.attempts.append(attempt)
+                    raise
+                await self.retry.asleep(wait)
+            except httpx.TransportError as exc:
+                err = _transport_error(exc, self)
+                wait = None if yielded else self.retry.delay(attempt, err)
+                if wait is None:
+                    self.attempts.append(attempt)
+                    raise err from exc
+                await self.retry.asleep(wait)
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+
+
+def _aborted() -> ErrorEvent:
+    return ErrorEvent(reason="aborted", error_message="Request was aborted")
+
+
+def _transport_error(exc: httpx.TransportError, provider: HttpProvider) -> ProviderError:
+    return ConnectionClosedError(
+        f"connection failed or closed before the response finished: {type(exc).__name__}: {exc}",
+        provider=provider.provider_name or provider.api,
+    )
+
+
+def _env_key(names: tuple[str, ...]) -> str | None:
+    for name in names:
+        value = os.environ.get(name)
+        if value:
+            return value
+    return None
+
+
+def _json_or_none(body: bytes) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+def _json_body(body: bytes, provider: HttpProvider) -> Any:
+    try:
+        return json.loads(body)
+    except ValueError as exc:
+        raise WireError(f"{provider.api}: response body is not JSON: {body[:200]!r}") from exc
+
+
+def json_or_wire_error(text: str, where: str) -> Any:
+    """Parse one JSON payload from a stream, or raise :class:`WireError` naming ``where``."""
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise WireError(f"{where}: payload is not JSON: {text[:200]!r}") from exc

@@ -1,0 +1,73 @@
+"""Wire-faithful fake servers for OpenAI (Chat and Responses), Anthropic, Gemini and Bedrock.
+
+Each simulator answers from a :class:`loopkit.script.Script` in its provider's exact wire format.
+Run one in process as an httpx transport (:func:`transport`) or as a real HTTP server on
+127.0.0.1 (:func:`serve`) for official SDKs and clients in any language::
+
+    with simulators.serve("anthropic", script) as sim:
+        client = anthropic.Anthropic(base_url=sim.base_url, api_key="test")
+        ...
+        sim.assert_complete()
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable
+from typing import Any
+
+from loopkit.errors import UsageError
+from loopkit.script import Script, Turn
+
+from ._core import SimRequest, SimResponse, Simulator
+from ._serve import ServedSimulator, SimulatorTransport
+
+PROTOCOLS: dict[str, str] = {
+    "openai_chat": "simulators.openai_chat:OpenAIChatSimulator",
+    "openai_responses": "simulators.openai_responses:OpenAIResponsesSimulator",
+    "anthropic": "simulators.anthropic:AnthropicSimulator",
+    "gemini": "simulators.gemini:GeminiSimulator",
+    "bedrock": "simulators.bedrock:BedrockSimulator",
+}
+
+
+def simulator_class(protocol: str) -> type[Simulator]:
+    """The simulator class for a protocol name (see :data:`PROTOCOLS`)."""
+    try:
+        target = PROTOCOLS[protocol]
+    except KeyError:
+        raise UsageError(f"unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}") from None
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)
+
+
+def create(protocol: str, script: Script | list[Turn | str], **options: Any) -> Simulator:
+    """A sans-IO simulator for ``protocol`` answering from ``script``."""
+    return simulator_class(protocol)(script, **options)
+
+
+def transport(protocol: str | Simulator, script: Script | list[Turn | str] | None = None, *, sleep: Callable[[float], None] = time.sleep, **options: Any) -> SimulatorTransport:
+    """An in-process httpx transport (the fast path for tests)."""
+    sim = protocol if isinstance(protocol, Simulator) else create(protocol, script or [], **options)
+    return SimulatorTransport(sim, sleep=sleep)
+
+
+def serve(protocol: str | Simulator, script: Script | list[Turn | str] | None = None, *, port: int = 0, sleep: Callable[[float], None] = time.sleep, **options: Any) -> ServedSimulator:
+    """A simulator on 127.0.0.1 (a free port unless ``port`` is given); use ``with``."""
+    sim = protocol if isinstance(protocol, Simulator) else create(protocol, script or [], **options)
+    return ServedSimulator(sim, port=port, sleep=sleep)
+
+
+__all__ = [
+    "PROTOCOLS",
+    "ServedSimulator",
+    "SimRequest",
+    "SimResponse",
+    "Simulator",
+    "SimulatorTransport",
+    "create",
+    "serve",
+    "simulator_class",
+    "transport",
+]

@@ -1,0 +1,183 @@
+"""Two ways to run a simulator: an in-process httpx transport and a real server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import httpx
+
+from ._core import SimRequest, SimResponse, Simulator
+
+_TRUNCATED = "peer closed connection without sending complete message body (loopkit simulator: Truncate fault)"
+
+
+class _SyncChunks(httpx.SyncByteStream):
+    def __init__(self, resp: SimResponse, sleep: Callable[[float], None]) -> None:
+        self._resp, self._sleep = resp, sleep
+
+    def __iter__(self) -> Iterator[bytes]:
+        delays = self._resp.delays
+        for i, chunk in enumerate(self._resp.chunks):
+            if i in delays:
+                self._sleep(delays[i])
+            yield chunk
+        if self._resp.truncated:
+            raise httpx.RemoteProtocolError(_TRUNCATED)
+
+
+class _AsyncChunks(httpx.AsyncByteStream):
+    def __init__(self, resp: SimResponse, asleep: Callable[[float], object]) -> None:
+        self._resp, self._asleep = resp, asleep
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        delays = self._resp.delays
+        for i, chunk in enumerate(self._resp.chunks):
+            if i in delays:
+                await self._asleep(delays[i])  # type: ignore[misc]
+            yield chunk
+        if self._resp.truncated:
+            raise httpx.RemoteProtocolError(_TRUNCATED)
+
+
+class SimulatorTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
+    """An httpx transport that answers from a simulator in process: no socket, chunks kept.
+
+    Args:
+        simulator: the simulator to answer with.
+        sleep / asleep: how scripted delays wait (inject a fake to keep tests instant).
+    """
+
+    def __init__(
+        self,
+        simulator: Simulator,
+        *,
+        sleep: Callable[[float], None] = time.sleep,
+        asleep: Callable[[float], object] = asyncio.sleep,
+    ) -> None:
+        self.simulator = simulator
+        self._sleep, self._asleep = sleep, asleep
+
+    def _sim_request(self, request: httpx.Request, body: bytes) -> SimRequest:
+        return SimRequest.from_url(request.method, str(request.url), request.headers, body)
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        resp = self.simulator.handle(self._sim_request(request, request.read()))
+        return httpx.Response(resp.status, headers=resp.headers, stream=_SyncChunks(resp, self._sleep), request=request)
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        resp = self.simulator.handle(self._sim_request(request, await request.aread()))
+        return httpx.Response(resp.status, headers=resp.headers, stream=_AsyncChunks(resp, self._asleep), request=request)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: object) -> None:  # quiet: tests read sim.requests
+        pass
+
+    def _read_body(self) -> bytes:
+        if self.headers.get("transfer-encoding", "").lower() == "chunked":
+            out = bytearray()
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip() or b"0", 16)
+                if size == 0:
+                    self.rfile.readline()
+                    return bytes(out)
+                out += self.rfile.read(size)
+                self.rfile.readline()
+        length = int(self.headers.get("content-length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _serve(self) -> None:
+        body = self._read_body()
+        host = self.headers.get("host", "127.0.0.1")
+        request = SimRequest.from_url(self.command, f"http://{host}{self.path}", dict(self.headers.items()), body)
+        resp = self.server.simulator.handle(request)
+        self.send_response(resp.status)
+        for name, value in resp.headers.items():
+            if name.lower() not in ("content-length", "transfer-encoding", "connection"):
+                self.send_header(name, value)
+        chunked = resp.streaming or resp.truncated or bool(resp.delays)
+        if chunked:
+            self.send_header("transfer-encoding", "chunked")
+        else:
+            self.send_header("content-length", str(len(resp.body)))
+        self.end_headers()
+        sleep = self.server.sleep
+        if not chunked:
+            self.wfile.write(resp.body)
+            self.wfile.flush()
+            return
+        for i, chunk in enumerate(resp.chunks):
+            if i in resp.delays:
+                sleep(resp.delays[i])
+            if chunk:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                self.wfile.flush()
+        if resp.truncated:
+            self.close_connection = True
+            try:
+                self.connection.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+    do_GET = do_POST = do_PUT = do_DELETE = _serve
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def __init__(self, simulator: Simulator, port: int, sleep: Callable[[float], None]) -> None:
+        self.simulator = simulator
+        self.sleep = sleep
+        super().__init__(("127.0.0.1", port), _Handler)
+
+
+class ServedSimulator:
+    """A simulator listening on 127.0.0.1. Use it as a context manager (see :func:`serve`).
+
+    Attributes:
+        url: ``http://127.0.0.1:<port>``.
+        base_url: ``url`` plus the path an official SDK expects as its base URL.
+        simulator: the sans-IO simulator (its ``requests`` log, ``assert_complete()``).
+    """
+
+    def __init__(self, simulator: Simulator, *, port: int = 0, sleep: Callable[[float], None] = time.sleep) -> None:
+        self.simulator = simulator
+        self._server = _Server(simulator, port, sleep)
+        self.port = self._server.server_address[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.base_url = self.url + simulator.base_path
+        self._thread = threading.Thread(target=self._server.serve_forever, name=f"loopkit-sim-{simulator.protocol}", daemon=True)
+
+    @property
+    def requests(self) -> list[SimRequest]:
+        return self.simulator.requests
+
+    def assert_complete(self) -> None:
+        self.simulator.assert_complete()
+
+    def start(self) -> ServedSimulator:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> ServedSimulator:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
