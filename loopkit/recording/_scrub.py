@@ -78,7 +78,9 @@ def _scrub_value(value: Any, fields: Collection[str]) -> Any:
     if isinstance(value, list):
         return [_scrub_value(v, fields) for v in value]
     if isinstance(value, dict):
-        return {k: (PLACEHOLDER if k in fields and v is not None else _scrub_value(v, fields)) for k, v in value.items()}
+        return {
+            scrub_text(k): (PLACEHOLDER if k in fields and v is not None else _scrub_value(v, fields)) for k, v in value.items()
+        }
     return value
 
 
