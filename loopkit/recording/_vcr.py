@@ -135,7 +135,8 @@ def _vcr_body(request: Any) -> Any:
 
 
 def make_matchers(scrubber: Scrubber, volatile: Collection[str] = VOLATILE_BODY_FIELDS) -> dict[str, Any]:
-    """vcrpy matchers ``(recorded, live) -> None`` that raise AssertionError with a one-line reason."""
+    """vcrpy matchers ``(live, recorded) -> None`` (vcrpy's argument order) that raise AssertionError
+    with a one-line reason."""
 
     def path_matcher(r1: Any, r2: Any) -> None:
         a, b = normalise_path(urlsplit(scrubber.url(r1.uri)).path), normalise_path(urlsplit(scrubber.url(r2.uri)).path)
@@ -148,7 +149,7 @@ def make_matchers(scrubber: Scrubber, volatile: Collection[str] = VOLATILE_BODY_
             raise AssertionError(f"query {a} != {b}")
 
     def body_matcher(r1: Any, r2: Any) -> None:
-        a, b = scrubber.json(_vcr_body(r1)), scrubber.json(_vcr_body(r2))
+        b, a = scrubber.json(_vcr_body(r1)), scrubber.json(_vcr_body(r2))
         if canonical_body(a, volatile) != canonical_body(b, volatile):
             diff = first_difference(a, b)
             where, x, y = diff if diff else ("(body)", a, b)
