@@ -53,11 +53,15 @@ def _dump_value(value: Any) -> Any:
 
 def _dump_dataclass(obj: Any) -> dict[str, Any]:
     out: dict[str, Any] = {}
+    for tag in _TAGS:  # the tag first, so that a dump reads "role: assistant, content: ..."
+        if hasattr(obj, tag):
+            out[tag] = getattr(obj, tag)
     for f in dataclasses.fields(obj):
-        value = getattr(obj, f.name)
-        if f.name not in _TAGS and value == _default(f):
+        if f.name in _TAGS:
             continue
-        out[f.name] = _dump_value(value)
+        value = getattr(obj, f.name)
+        if value != _default(f):
+            out[f.name] = _dump_value(value)
     return out
 
 

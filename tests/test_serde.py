@@ -62,7 +62,7 @@ def test_message_round_trip_through_json(message):
 
 def test_defaults_are_left_out():
     """A default-valued field is not written; the tag always is."""
-    assert dump_message(UserMessage(content="x")) == {"content": "x", "role": "user"}
+    assert list(dump_message(UserMessage(content="x")).items()) == [("role", "user"), ("content", "x")]
     assert dump_message(AssistantMessage()) == {"role": "assistant"}
 
 
