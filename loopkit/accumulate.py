@@ -48,63 +48,72 @@ class Accumulator:
         """Apply one event. Raises :class:`StreamProtocolError` on an event that breaks the
         contract (a delta for a block that was never started, anything after the end)."""
         if self.finished:
-            raise StreamProtocolError(f"stream event {event.type!r} arrived after the terminal event")
-        t = type(event)
-        msg = self.message
-        content = msg.content
-        if t is TextDeltaEvent:
-            self._block(event.content_index, TextContent).text += event.delta
-        elif t is ToolCallDeltaEvent:
-            self._block(event.content_index, ToolCall)
-            self._fragments[event.content_index].append(event.delta)
-        elif t is ThinkingDeltaEvent:
-            self._block(event.content_index, ThinkingContent).thinking += event.delta
-        elif t is StartEvent:
-            self.started = True
-            msg.api, msg.provider, msg.model = event.api, event.provider, event.model
-            msg.response_id = event.response_id
-        elif t is TextStartEvent:
-            self._check_new(event.content_index)
-            content.append(TextContent(text=""))
-        elif t is ThinkingStartEvent:
-            self._check_new(event.content_index)
-            content.append(ThinkingContent(thinking="", redacted=event.redacted))
-        elif t is ToolCallStartEvent:
-            self._check_new(event.content_index)
-            content.append(ToolCall(id=event.id, name=event.name, arguments={}))
-            self._fragments[event.content_index] = []
-        elif t is TextEndEvent:
-            block = self._block(event.content_index, TextContent)
-            if event.text_signature is not None:
-                block.text_signature = event.text_signature
-        elif t is ThinkingEndEvent:
-            block = self._block(event.content_index, ThinkingContent)
-            if event.thinking_signature is not None:
-                block.thinking_signature = event.thinking_signature
-        elif t is ToolCallEndEvent:
-            self._end_tool_call(event)
-        elif t is DoneEvent:
-            self._close_open_calls()
-            self.finished = True
-            if event.message is not None:
-                self._replace(event.message)
-                return
-            msg.stop_reason = event.reason
-            if event.usage is not None:
-                msg.usage = event.usage
-        elif t is ErrorEvent:
-            self._close_open_calls()
-            self.finished = True
-            if event.message is not None:
-                self._replace(event.message)
-            msg = self.message
-            msg.stop_reason = event.reason
-            msg.error_message = event.error_message or msg.error_message or event.reason
-            msg.error_type = event.error_type or msg.error_type
-            if event.usage is not None:
-                msg.usage = event.usage
-        else:
+            raise StreamProtocolError(f"stream event {getattr(event, 'type', event)!r} arrived after the terminal event")
+        handler = _HANDLERS.get(type(event))
+        if handler is None:
             raise StreamProtocolError(f"not a stream event: {event!r}")
+        handler(self, event)
+
+    def _text_delta(self, event: TextDeltaEvent) -> None:
+        self._block(event.content_index, TextContent).text += event.delta
+
+    def _toolcall_delta(self, event: ToolCallDeltaEvent) -> None:
+        self._block(event.content_index, ToolCall)
+        self._fragments[event.content_index].append(event.delta)
+
+    def _thinking_delta(self, event: ThinkingDeltaEvent) -> None:
+        self._block(event.content_index, ThinkingContent).thinking += event.delta
+
+    def _start(self, event: StartEvent) -> None:
+        self.started = True
+        msg = self.message
+        msg.api, msg.provider, msg.model = event.api, event.provider, event.model
+        msg.response_id = event.response_id
+
+    def _text_start(self, event: TextStartEvent) -> None:
+        self._check_new(event.content_index)
+        self.message.content.append(TextContent(text=""))
+
+    def _thinking_start(self, event: ThinkingStartEvent) -> None:
+        self._check_new(event.content_index)
+        self.message.content.append(ThinkingContent(thinking="", redacted=event.redacted))
+
+    def _toolcall_start(self, event: ToolCallStartEvent) -> None:
+        self._check_new(event.content_index)
+        self.message.content.append(ToolCall(id=event.id, name=event.name, arguments={}))
+        self._fragments[event.content_index] = []
+
+    def _text_end(self, event: TextEndEvent) -> None:
+        block = self._block(event.content_index, TextContent)
+        if event.text_signature is not None:
+            block.text_signature = event.text_signature
+
+    def _thinking_end(self, event: ThinkingEndEvent) -> None:
+        block = self._block(event.content_index, ThinkingContent)
+        if event.thinking_signature is not None:
+            block.thinking_signature = event.thinking_signature
+
+    def _done(self, event: DoneEvent) -> None:
+        self._close_open_calls()
+        self.finished = True
+        if event.message is not None:
+            self._replace(event.message)
+            return
+        self.message.stop_reason = event.reason
+        if event.usage is not None:
+            self.message.usage = event.usage
+
+    def _error(self, event: ErrorEvent) -> None:
+        self._close_open_calls()
+        self.finished = True
+        if event.message is not None:
+            self._replace(event.message)
+        msg = self.message
+        msg.stop_reason = event.reason
+        msg.error_message = event.error_message or msg.error_message or event.reason
+        msg.error_type = event.error_type or msg.error_type
+        if event.usage is not None:
+            msg.usage = event.usage
 
     def _replace(self, final: AssistantMessage) -> None:
         if not final.timestamp:
@@ -124,7 +133,7 @@ class Accumulator:
             raise StreamProtocolError(f"event for a {kind.__name__} at content_index {index}, which was never started")
         return content[index]
 
-    def _end_tool_call(self, event: ToolCallEndEvent) -> None:
+    def _toolcall_end(self, event: ToolCallEndEvent) -> None:
         index = event.content_index
         if event.tool_call is not None:
             if index == len(self.message.content):
@@ -142,10 +151,28 @@ class Accumulator:
             block.thought_signature = event.thought_signature
 
     def _close_open_calls(self) -> None:
+        if not self._fragments:
+            return
         for index, fragments in list(self._fragments.items()):
             block = self.message.content[index]
             block.arguments, block.raw_arguments = parse_arguments("".join(fragments))
         self._fragments.clear()
+
+
+_HANDLERS = {
+    TextDeltaEvent: Accumulator._text_delta,
+    ToolCallDeltaEvent: Accumulator._toolcall_delta,
+    ThinkingDeltaEvent: Accumulator._thinking_delta,
+    StartEvent: Accumulator._start,
+    TextStartEvent: Accumulator._text_start,
+    ThinkingStartEvent: Accumulator._thinking_start,
+    ToolCallStartEvent: Accumulator._toolcall_start,
+    TextEndEvent: Accumulator._text_end,
+    ThinkingEndEvent: Accumulator._thinking_end,
+    ToolCallEndEvent: Accumulator._toolcall_end,
+    DoneEvent: Accumulator._done,
+    ErrorEvent: Accumulator._error,
+}
 
 
 def accumulate(events: Iterable[StreamEvent], *, timestamp: int = 0) -> AssistantMessage:

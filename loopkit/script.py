@@ -21,7 +21,7 @@ from .errors import ScriptError
 from .messages import STOP_REASONS, StopReason, Usage
 
 
-@dataclass(slots=True, kw_only=True, frozen=True)
+@dataclass(slots=True, kw_only=True)
 class ScriptedCall:
     """A tool call the scripted model makes.
 
@@ -86,7 +86,7 @@ Fault: TypeAlias = HttpFault | MidStreamError | Truncate | Delay
 FAULT_TYPES: tuple[type, ...] = (HttpFault, MidStreamError, Truncate, Delay)
 
 
-@dataclass(slots=True, kw_only=True, frozen=True)
+@dataclass(slots=True, kw_only=True)
 class Turn:
     """One model answer.
 
@@ -114,17 +114,18 @@ class Turn:
     chunk_size: int | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.tool_calls, tuple):
-            object.__setattr__(self, "tool_calls", tuple(self.tool_calls))
-        if not isinstance(self.faults, tuple):
-            object.__setattr__(self, "faults", tuple(self.faults))
+        if type(self.tool_calls) is not tuple:
+            self.tool_calls = tuple(self.tool_calls)
+        if self.faults:
+            if type(self.faults) is not tuple:
+                self.faults = tuple(self.faults)
+            for f in self.faults:
+                if not isinstance(f, FAULT_TYPES):
+                    raise ScriptError(f"Turn.faults holds {f!r}, which is not a fault (HttpFault, MidStreamError, Truncate, Delay)")
         if self.stop_reason is not None and self.stop_reason not in STOP_REASONS:
             raise ScriptError(f"Turn.stop_reason must be one of {', '.join(STOP_REASONS)}; got {self.stop_reason!r}")
         if self.chunk_size is not None and self.chunk_size < 1:
             raise ScriptError(f"Turn.chunk_size must be at least 1; got {self.chunk_size}")
-        for f in self.faults:
-            if not isinstance(f, FAULT_TYPES):
-                raise ScriptError(f"Turn.faults holds {f!r}, which is not a fault (HttpFault, MidStreamError, Truncate, Delay)")
 
     @property
     def resolved_stop_reason(self) -> StopReason:

@@ -1,0 +1,257 @@
+"""In-process fake providers: :class:`ScriptedProvider` and :class:`FunctionProvider`.
+
+Both stream their answers as real deltas (so ``message_update`` events happen), record every
+:class:`ModelRequest` they receive for assertions about what the model saw, and fail loudly:
+a script that runs out raises :class:`ScriptExhausted` naming the call, and
+:meth:`ScriptedProvider.assert_complete` reports turns that were never used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import time
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from typing import Any
+
+from .errors import ConnectionClosedError, IncompleteScript, ScriptExhausted, StreamError, error_class_for_status
+from .events import (
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    StreamEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from .messages import AssistantMessage
+from .provider import BaseProvider, ModelRequest
+from .retry import NO_RETRY, RetryPolicy
+from .script import Delay, HttpFault, MidStreamError, Script, Truncate, Turn
+
+
+class CallIds:
+    """Deterministic tool-call ids, unique across a provider's whole life: ``call_1``, ``call_2``."""
+
+    __slots__ = ("prefix", "n")
+
+    def __init__(self, prefix: str = "call_") -> None:
+        self.prefix = prefix
+        self.n = 0
+
+    def __call__(self) -> str:
+        self.n += 1
+        return f"{self.prefix}{self.n}"
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    if len(text) <= size:
+        return [text]
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def turn_events(turn: Turn, *, ids: Callable[[], str], chunk_size: int = 16, api: str = "scripted", model: str = "scripted") -> list[StreamEvent]:
+    """The stream events of one scripted turn, deltas split every ``chunk_size`` characters.
+
+    :class:`HttpFault` and :class:`Delay` are the provider's business (it owns retries and the
+    sleep); :meth:`ScriptedProvider.stream` applies :class:`MidStreamError` and
+    :class:`Truncate` with :func:`cut_events`.
+    """
+    size = turn.chunk_size or chunk_size
+    events: list[StreamEvent] = [StartEvent(api=api, provider=api, model=model)]
+    index = 0
+    if turn.thinking is not None:
+        events.append(ThinkingStartEvent(content_index=index))
+        events.extend([ThinkingDeltaEvent(content_index=index, delta=p) for p in _pieces(turn.thinking, size)])
+        events.append(ThinkingEndEvent(content_index=index, thinking_signature=turn.thinking_signature))
+        index += 1
+    if turn.text is not None:
+        events.append(TextStartEvent(content_index=index))
+        events.extend([TextDeltaEvent(content_index=index, delta=p) for p in _pieces(turn.text, size)])
+        events.append(TextEndEvent(content_index=index))
+        index += 1
+    for c in turn.tool_calls:
+        raw = c.arguments if isinstance(c.arguments, str) else _ENCODE(c.arguments if type(c.arguments) is dict else dict(c.arguments))
+        events.append(ToolCallStartEvent(content_index=index, id=c.id or ids(), name=c.name))
+        events.extend([ToolCallDeltaEvent(content_index=index, delta=p) for p in _pieces(raw, size)])
+        events.append(ToolCallEndEvent(content_index=index, thought_signature=c.thought_signature))
+        index += 1
+    reason = turn.resolved_stop_reason
+    if reason == "error" or reason == "aborted":
+        events.append(ErrorEvent(reason=reason, error_message=turn.error or "aborted", usage=turn.usage))
+    else:
+        events.append(DoneEvent(reason=reason, usage=turn.usage))
+    return events
+
+
+def cut_events(events: list[StreamEvent], turn: Turn, api: str) -> Iterator[StreamEvent]:
+    """Yield ``events`` until a :class:`MidStreamError` or :class:`Truncate` fault of ``turn``
+    cuts the stream: the first raises :class:`StreamError`, the second
+    :class:`ConnectionClosedError`, after ``after`` events."""
+    mid = turn.fault(MidStreamError)
+    cut = turn.fault(Truncate)
+    stop_at = min(f.after for f in (mid, cut) if f is not None)
+    yield from events[:stop_at]
+    if mid is not None and mid.after == stop_at:
+        raise StreamError(mid.message, error_type=mid.error_type, provider=api)
+    raise ConnectionClosedError("the stream was cut off (scripted Truncate fault)", provider=api)
+
+
+class ScriptedProvider(BaseProvider):
+    """Answers model call *n* with turn *n* of a script, streamed as deltas.
+
+    Args:
+        turns: a :class:`Script`, or Turns / strings (a string is a text answer).
+        chunk_size: characters per text or argument delta.
+        retry: how to treat an :class:`HttpFault` turn: by default it raises the typed
+            :class:`ProviderError` at once; with a policy, a retryable status consumes the next
+            turn after the policy's (injected) sleep, as an HTTP adapter would.
+        sleep: how :class:`Delay` faults wait (inject a fake to keep tests instant).
+        ids: the tool-call id factory for calls the script gives no id.
+
+    Attributes:
+        requests: every ModelRequest received, in order.
+    """
+
+    def __init__(
+        self,
+        turns: Script | Iterable[Turn | str],
+        *,
+        chunk_size: int = 16,
+        retry: RetryPolicy = NO_RETRY,
+        sleep: Callable[[float], None] = time.sleep,
+        ids: Callable[[], str] | None = None,
+        model: str = "scripted",
+    ) -> None:
+        self.script = Script.coerce(turns)
+        self.chunk_size = chunk_size
+        self.retry = retry
+        self.sleep = sleep
+        self.ids = ids or CallIds()
+        self.model = model
+        self.requests: list[ModelRequest] = []
+        self._next = 0
+
+    @property
+    def used(self) -> int:
+        return self._next
+
+    def _take(self) -> Turn:
+        if self._next >= len(self.script):
+            n = len(self.requests)
+            raise ScriptExhausted(
+                f"ScriptedProvider: model call {n} has no turn to answer with (the script has "
+                f"{len(self.script)} turn(s)); add a turn, or check why the loop made another call",
+                call_number=n,
+                turns=len(self.script),
+            )
+        turn = self.script[self._next]
+        self._next += 1
+        return turn
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        self.requests.append(request)
+        turn = self._take()
+        if not turn.faults:
+            return iter(turn_events(turn, ids=self.ids, chunk_size=self.chunk_size, model=self.model))
+        return self._faulty(turn)
+
+    def _faulty(self, turn: Turn) -> Iterator[StreamEvent]:
+        attempt = 1
+        while True:
+            for f in turn.faults:
+                if isinstance(f, Delay) and f.after == 0:
+                    self.sleep(f.seconds)
+            http = turn.fault(HttpFault)
+            if http is None:
+                break
+            err = error_class_for_status(http.status)(
+                http.message or f"scripted HTTP {http.status}",
+                status=http.status,
+                error_type=http.error_type,
+                retry_after=http.retry_after,
+                provider="scripted",
+            )
+            wait = self.retry.delay(attempt, err)
+            if wait is None:
+                raise err
+            self.sleep(wait)
+            attempt += 1
+            turn = self._take()
+        events = turn_events(turn, ids=self.ids, chunk_size=self.chunk_size, model=self.model)
+        delays = {f.after: f.seconds for f in turn.faults if isinstance(f, Delay) and f.after > 0}
+        stream = cut_events(events, turn, "scripted") if turn.fault(MidStreamError) or turn.fault(Truncate) else iter(events)
+        for i, event in enumerate(stream):
+            if i in delays:
+                self.sleep(delays[i])
+            yield event
+
+    def assert_complete(self) -> None:
+        """Raise :class:`IncompleteScript` when turns were never used."""
+        left = len(self.script) - self._next
+        if left:
+            raise IncompleteScript(
+                f"ScriptedProvider: {left} of {len(self.script)} turn(s) never used "
+                f"(turns {self._next + 1}..{len(self.script)}); the loop made {len(self.requests)} model call(s)"
+            )
+
+
+class FunctionProvider(BaseProvider):
+    """Answers with a function of the request (sync or async).
+
+    The function returns a :class:`Turn`, a string (a text answer), a finished
+    :class:`AssistantMessage` (sent as a single ``done`` event with no ``start``), or an iterable
+    of stream events (sent as they are: the way to test a provider that misbehaves).
+    """
+
+    def __init__(self, fn: Callable[[ModelRequest], Any], *, chunk_size: int = 16, ids: Callable[[], str] | None = None) -> None:
+        self.fn = fn
+        self.chunk_size = chunk_size
+        self.ids = ids or CallIds()
+        self.requests: list[ModelRequest] = []
+
+    def _events(self, answer: Any) -> Iterator[StreamEvent]:
+        if isinstance(answer, str):
+            answer = Turn(text=answer)
+        if isinstance(answer, Turn):
+            if answer.fault(HttpFault) is not None:
+                h = answer.fault(HttpFault)
+                raise error_class_for_status(h.status)(h.message or f"HTTP {h.status}", status=h.status, error_type=h.error_type, retry_after=h.retry_after, provider="function")
+            events = turn_events(answer, ids=self.ids, chunk_size=self.chunk_size, api="function", model="function")
+            return cut_events(events, answer, "function") if answer.fault(MidStreamError) or answer.fault(Truncate) else iter(events)
+        if isinstance(answer, AssistantMessage):
+            return iter([DoneEvent(reason=answer.stop_reason if answer.stop_reason in ("stop", "length", "toolUse") else "stop", message=answer)])
+        return iter(answer)
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        self.requests.append(request)
+        answer = self.fn(request)
+        if inspect.isawaitable(answer):
+            loop = asyncio.new_event_loop()
+            try:
+                answer = loop.run_until_complete(answer)
+            finally:
+                loop.close()
+        yield from self._events(answer)
+
+    async def astream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        self.requests.append(request)
+        answer = self.fn(request)
+        if inspect.isawaitable(answer):
+            answer = await answer
+        if hasattr(answer, "__aiter__"):
+            async for event in answer:
+                yield event
+            return
+        for event in self._events(answer):
+            yield event

@@ -1,0 +1,64 @@
+"""loopkit's pytest plugin (entry point ``pytest11``): fixtures for scripted providers and
+loopback simulators that check, at teardown, that every scripted turn was used.
+
+loopkit is imported lazily inside the fixtures; the plugin keeps no global state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "loopkit_incomplete_ok: do not fail when scripted turns are left unused")
+
+
+@pytest.fixture
+def loopkit_clock() -> Any:
+    """A deterministic millisecond clock (1, 2, 3, ...) for ``run(..., clock=...)``."""
+    from loopkit.runtime import TickClock
+
+    return TickClock(start=1)
+
+
+@pytest.fixture
+def scripted_provider(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
+    """Factory: ``scripted_provider(turns, **options)`` gives a ScriptedProvider whose unused turns
+    fail the test at teardown (mark the test ``loopkit_incomplete_ok`` to allow them)."""
+    from loopkit.fakes import ScriptedProvider
+
+    made: list[Any] = []
+
+    def factory(turns: Any, **options: Any) -> Any:
+        provider = ScriptedProvider(turns, **options)
+        made.append(provider)
+        return provider
+
+    yield factory
+    if request.node.get_closest_marker("loopkit_incomplete_ok") is None:
+        for provider in made:
+            provider.assert_complete()
+
+
+@pytest.fixture
+def loopkit_simulator(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
+    """Factory: ``loopkit_simulator(protocol, turns, **options)`` starts a simulator on 127.0.0.1
+    (``.base_url``, ``.requests``); it stops at teardown and fails the test on unused turns."""
+    import simulators
+
+    served: list[Any] = []
+
+    def factory(protocol: str, turns: Any, **options: Any) -> Any:
+        sim = simulators.serve(protocol, turns, **options).start()
+        served.append(sim)
+        return sim
+
+    yield factory
+    for sim in served:
+        sim.stop()
+    if request.node.get_closest_marker("loopkit_incomplete_ok") is None:
+        for sim in served:
+            sim.assert_complete()

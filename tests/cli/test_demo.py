@@ -1,0 +1,35 @@
+"""``loopkit demo``: every session ends as expected on every available protocol."""
+
+from __future__ import annotations
+
+import json
+
+from loopkit.cli import main
+from loopkit.cli.demo import available_protocols
+
+
+def test_demo_json_reports_every_session_on_every_protocol(capsys) -> None:
+    assert main(["demo", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["failures"] == 0
+    assert out["protocols"] == available_protocols()
+    assert [s["session"] for s in out["sessions"]] == [
+        "plain answer",
+        "tool round trip",
+        "unknown tool fed back",
+        "invalid and broken arguments",
+        "steering skips the rest",
+        "cap reached",
+    ]
+    for row in out["sessions"]:
+        for protocol in out["protocols"]:
+            assert row[protocol] == row["expected"]
+
+
+def test_demo_prints_transcripts_and_summary(capsys) -> None:
+    assert main(["demo", "--protocol", "scripted"]) == 0
+    out = capsys.readouterr().out
+    assert "Skipped due to queued user message." in out
+    assert "Tool search_web not found" in out
+    assert "max_iterations" in out
+    assert "all protocols agree with the scripted run" in out
