@@ -51,7 +51,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     verify = sub.add_parser("verify", help="schema + secret scan; exit 1 on any finding")
     verify.add_argument("files", nargs="+", metavar="FILE")
     verify.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=run)
+    p.set_defaults(handler=run)
     return p
 
 

@@ -21,7 +21,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--cassette", required=True, help="the cassette file to write")
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     p.add_argument("--record-mode", choices=RECORD_MODES, default="all", help="default: all (record everything anew)")
-    p.set_defaults(func=run)
+    p.set_defaults(handler=run)
     return p
 
 
