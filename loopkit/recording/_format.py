@@ -69,10 +69,11 @@ class Chunk(_Model):
 
     @model_validator(mode="after")
     def _one_payload(self) -> Chunk:
-        n = sum(getattr(self, k) is not None for k in ("text", "base64", "frames"))
-        if n != 1:
+        # Runs once per chunk of every loaded cassette: kept to plain attribute tests.
+        text, b64, frames = self.text, self.base64, self.frames
+        if (text is not None) + (b64 is not None) + (frames is not None) != 1:
             raise ValueError("a chunk holds exactly one of 'text', 'base64' or 'frames'")
-        if (self.frames is None) != (self.size is None):
+        if (frames is None) != (self.size is None):
             raise ValueError("'size' goes with 'frames' and only with it")
         if self.t < 0:
             raise ValueError("'t' must not be negative")
@@ -151,6 +152,12 @@ def _field_path(loc: tuple[Any, ...]) -> str:
 
 def parse_cassette(text: str | bytes, *, source: str = "<cassette>") -> CassetteFile:
     """Validate cassette JSON text; raise :class:`CassetteError` naming ``source`` and the field."""
+    try:  # the fast path: pydantic parses and validates in one pass
+        parsed = CassetteFile.model_validate_json(text)
+        if "format_version" in parsed.model_fields_set:
+            return parsed
+    except ValidationError:
+        pass  # parse again, slowly, to say exactly what is wrong
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -198,17 +205,31 @@ _INLINE_WIDTH = 100
 
 
 def _pretty(value: Any, indent: str) -> str:
-    # json.dumps(indent=2) puts every header pair and chunk over several lines; a container whose
-    # compact form is short stays on one line, which keeps a cassette diff one line per change.
+    return _render(value, indent)[1]
+
+
+def _render(value: Any, indent: str) -> tuple[str, str]:
+    """(compact, pretty) JSON of ``value``, each node serialised once.
+
+    json.dumps(indent=2) puts every header pair and chunk over several lines; a container whose
+    compact form is short stays on one line, which keeps a cassette diff one line per change.
+    """
+    if isinstance(value, dict) and value:
+        inner = indent + "  "
+        items = [(json.dumps(k, ensure_ascii=False), _render(v, inner)) for k, v in value.items()]
+        flat = "{" + ", ".join(f"{k}: {f}" for k, (f, _) in items) + "}"
+        if len(flat) + len(indent) <= _INLINE_WIDTH:
+            return flat, flat
+        return flat, "{\n" + ",\n".join(f"{inner}{k}: {p}" for k, (_, p) in items) + "\n" + indent + "}"
+    if isinstance(value, list) and value:
+        inner = indent + "  "
+        items2 = [_render(v, inner) for v in value]
+        flat = "[" + ", ".join(f for f, _ in items2) + "]"
+        if len(flat) + len(indent) <= _INLINE_WIDTH:
+            return flat, flat
+        return flat, "[\n" + ",\n".join(inner + p for _, p in items2) + "\n" + indent + "]"
     flat = json.dumps(value, ensure_ascii=False)
-    if not isinstance(value, (dict, list)) or len(flat) + len(indent) <= _INLINE_WIDTH or not value:
-        return flat
-    inner = indent + "  "
-    if isinstance(value, dict):
-        items = [f"{inner}{json.dumps(k, ensure_ascii=False)}: {_pretty(v, inner)}" for k, v in value.items()]
-        return "{\n" + ",\n".join(items) + "\n" + indent + "}"
-    items = [inner + _pretty(v, inner) for v in value]
-    return "[\n" + ",\n".join(items) + "\n" + indent + "]"
+    return flat, flat
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:

@@ -62,14 +62,22 @@ def _replacement(m: re.Match[str]) -> str:
     return "Bearer " + PLACEHOLDER if kind == "bearer-token" else f"<scrubbed:{kind}>"
 
 
+def _may_hold(text: str) -> bool:
+    # Every shape starts with one of these literals; `in` is ~30x cheaper than the full pattern,
+    # which matters on the replay hot path (every live request body is checked).
+    return (
+        "sk-" in text or "AIza" in text or "AKIA" in text or "ASIA" in text or "eyJ" in text or "bearer" in text.lower()
+    )
+
+
 def has_shape(text: str) -> bool:
     """Whether ``text`` holds any secret shape."""
-    return _SHAPE_RE.search(text) is not None
+    return _may_hold(text) and _SHAPE_RE.search(text) is not None
 
 
 def scrub_text(text: str) -> str:
     """``text`` with every secret shape replaced by a placeholder."""
-    return _SHAPE_RE.sub(_replacement, text)
+    return _SHAPE_RE.sub(_replacement, text) if _may_hold(text) else text
 
 
 def _scrub_value(value: Any, fields: Collection[str]) -> Any:
@@ -89,6 +97,8 @@ def scrub_texts(texts: list[str]) -> list[str]:
     is caught) and cut the result at the same places; a replaced secret lands in the chunk where
     it started."""
     joined = "".join(texts)
+    if not _may_hold(joined):
+        return texts
     matches = list(_SHAPE_RE.finditer(joined))
     if not matches:
         return texts
@@ -166,6 +176,8 @@ class Scrubber:
 
     def url(self, url: str) -> str:
         """The URL with secret query parameters and shapes replaced, and ARN account ids zeroed."""
+        if "?" not in url and "arn" not in url.lower():
+            return scrub_text(url)
         parts = urlsplit(url)
         query = parts.query
         if query:
@@ -241,6 +253,8 @@ def _preview(s: str) -> str:
 
 
 def _scan(text: str, where: str) -> Iterator[Finding]:
+    if not _may_hold(text):
+        return
     for m in _SHAPE_RE.finditer(text):
         yield Finding(where, (m.lastgroup or "").replace("_", "-"), _preview(m.group()))
 
