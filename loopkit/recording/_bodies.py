@@ -58,19 +58,20 @@ def response_chunks(pieces: Sequence[tuple[float, bytes]], content_type: str | N
     if codec is not None:
         decoder = codec.decoder()
         try:
-            out = [Chunk(t=t, frames=decoder.feed(data), size=len(data)) for t, data in pieces]
+            out = [Chunk.model_construct(t=t, frames=decoder.feed(data), size=len(data)) for t, data in pieces]
         except Exception:  # a malformed stream is recorded as it came, byte for byte
             out = None
         if out is not None:
             body = b"".join(data for _, data in pieces)
             tail = body[len(body) - decoder.buffered :] if decoder.buffered else b""
             return out, codec.content_type, base64.b64encode(tail).decode("ascii") if tail else None
+    # model_construct: these chunks are valid by construction, and recording is a hot path.
     chunks = []
     for t, data in pieces:
         try:
-            chunks.append(Chunk(t=t, text=data.decode("utf-8")))
+            chunks.append(Chunk.model_construct(t=t, text=data.decode("utf-8")))
         except UnicodeDecodeError:
-            chunks.append(Chunk(t=t, base64=base64.b64encode(data).decode("ascii")))
+            chunks.append(Chunk.model_construct(t=t, base64=base64.b64encode(data).decode("ascii")))
     return chunks, None, None
 
 

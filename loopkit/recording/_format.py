@@ -216,7 +216,7 @@ def _render(value: Any, indent: str) -> tuple[str, str]:
     """
     if isinstance(value, dict) and value:
         inner = indent + "  "
-        items = [(json.dumps(k, ensure_ascii=False), _render(v, inner)) for k, v in value.items()]
+        items = [(_encode_str(k), _render(v, inner)) for k, v in value.items()]
         flat = "{" + ", ".join(f"{k}: {f}" for k, (f, _) in items) + "}"
         if len(flat) + len(indent) <= _INLINE_WIDTH:
             return flat, flat
@@ -228,8 +228,26 @@ def _render(value: Any, indent: str) -> tuple[str, str]:
         if len(flat) + len(indent) <= _INLINE_WIDTH:
             return flat, flat
         return flat, "[\n" + ",\n".join(inner + p for _, p in items2) + "\n" + indent + "]"
-    flat = json.dumps(value, ensure_ascii=False)
+    flat = _leaf(value)
     return flat, flat
+
+
+_encode_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
+
+
+def _leaf(value: Any) -> str:
+    # json.dumps per leaf dominated saving large cassettes; strings go through the C escaper.
+    if isinstance(value, str):
+        return _encode_str(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    return json.dumps(value, ensure_ascii=False)
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:

@@ -14,6 +14,7 @@ shape (or named header) that survived; saving refuses a cassette with a finding.
 from __future__ import annotations
 
 import base64
+import json
 import re
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
@@ -260,15 +261,22 @@ def _scan(text: str, where: str) -> Iterator[Finding]:
 
 
 def _walk(value: Any, where: str) -> Iterator[Finding]:
+    # One C-speed serialisation tells whether the (usually clean) structure needs the slow walk.
+    if not isinstance(value, str) and not _may_hold(json.dumps(value, ensure_ascii=False)):
+        return
+    yield from _walk_all(value, where)
+
+
+def _walk_all(value: Any, where: str) -> Iterator[Finding]:
     if isinstance(value, str):
         yield from _scan(value, where)
     elif isinstance(value, list):
         for i, v in enumerate(value):
-            yield from _walk(v, f"{where}[{i}]")
+            yield from _walk_all(v, f"{where}[{i}]")
     elif isinstance(value, dict):
         for k, v in value.items():
             yield from _scan(str(k), f"{where}.{k}(key)")
-            yield from _walk(v, f"{where}.{k}")
+            yield from _walk_all(v, f"{where}.{k}")
 
 
 def _scan_headers(headers: list[tuple[str, str]], where: str) -> Iterator[Finding]:
