@@ -52,6 +52,37 @@ class WireError(LoopkitError):
     """Bytes on the wire could not be decoded (bad SSE, bad JSON, bad event-stream frame)."""
 
 
+class EventStreamError(WireError):
+    """An AWS event-stream (``application/vnd.amazon.eventstream``) frame could not be decoded.
+
+    Args:
+        message: what was wrong.
+        offset: the byte offset in the stream of the message that failed, when known.
+    """
+
+    def __init__(self, message: str, *, offset: int | None = None) -> None:
+        super().__init__(message if offset is None else f"event-stream message at byte {offset}: {message}")
+        self.offset = offset
+
+
+class EventStreamChecksumError(EventStreamError):
+    """A prelude or message CRC32 did not match (botocore's ``ChecksumMismatch``)."""
+
+
+class EventStreamLengthError(EventStreamError):
+    """A prelude declared impossible or over-limit lengths (botocore's ``InvalidHeadersLength``,
+    ``InvalidPayloadLength``)."""
+
+
+class EventStreamHeaderError(EventStreamError):
+    """A header block was malformed: a duplicate name (botocore's ``DuplicateHeader``), an unknown
+    value type, a value running past the block, or a name that is not UTF-8."""
+
+
+class EventStreamTruncated(EventStreamError):
+    """The stream ended part-way through a message."""
+
+
 class ProviderError(LoopkitError):
     """A provider answered with an error, over HTTP or in the middle of a stream.
 

@@ -158,7 +158,7 @@ class ServedSimulator:
         self.port = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self.base_url = self.url + simulator.base_path
-        self._thread = threading.Thread(target=self._server.serve_forever, name=f"loopkit-sim-{simulator.protocol}", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name=f"loopkit-sim-{simulator.protocol}", daemon=True)
 
     @property
     def requests(self) -> list[SimRequest]:

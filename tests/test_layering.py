@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "loopkit.loop": 1,
     "loopkit.runtime": 1,
     "loopkit.serde": 1,
+    "loopkit.eventstream": 1,
     "loopkit.providers": 2,
     "loopkit.fakes": 2,
     "loopkit.recording": 2,

@@ -1,0 +1,332 @@
+"""Amazon Bedrock Converse / ConverseStream simulator (spec/wire.md §5).
+
+Routes ``POST /model/{modelId}/converse`` (one JSON body) and ``/converse-stream`` (an AWS
+event stream: ``messageStart``, text deltas with no ``contentBlockStart``, ``toolUse`` blocks with
+string input fragments, ``messageStop``, then ``metadata`` last, each payload padded with ``"p"``
+as the service pads it). boto3's ``bedrock-runtime`` client works against :func:`simulators.serve`
+with ``endpoint_url=sim.url`` and dummy credentials; signatures are never checked.
+
+Requests are rejected as the real API rejects them where a test depends on it, with a 400
+``ValidationException``: ``toolUse``/``toolResult`` history without ``toolConfig``, a ``toolChoice``
+naming an undeclared tool, blank text blocks, roles that do not alternate, a ``toolResult`` for an
+unknown ``toolUseId``, a bad ``toolResult.status``.
+
+Script mapping: stop ``stop`` -> ``end_turn``, ``length`` -> ``max_tokens``, ``toolUse`` ->
+``tool_use``. ``wire_stop_reasons={turn_index: "guardrail_intervened", ...}`` sends any other
+``stopReason``. A turn with ``error`` ends a stream with a ``modelStreamErrorException`` and a
+body request with HTTP 424 ``ModelErrorException``. ``aborted`` cannot travel on a wire (an abort
+is the client's act) and is sent as ``end_turn``. Faults: :class:`~loopkit.script.HttpFault` gives
+the real error body and ``x-amzn-errortype``; :class:`~loopkit.script.MidStreamError` an exception
+message (``error_type`` is the ``ConverseStreamOutput`` member, e.g. ``throttlingException``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+from urllib.parse import unquote
+
+from loopkit.messages import Usage
+from loopkit.script import MidStreamError, ScriptedCall, Script, Turn
+
+from . import _eventstream as es
+from ._core import SimRequest, SimResponse, Simulator, json_response
+
+_ROUTE = re.compile(r"^/model/(?P<model>[^/]+)/(?P<op>converse|converse-stream)$")
+_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+# service-2.json error shapes by status (spec/wire.md §5.5)
+ERROR_SHAPES: dict[int, str] = {
+    400: "ValidationException",
+    403: "AccessDeniedException",
+    404: "ResourceNotFoundException",
+    408: "ModelTimeoutException",
+    424: "ModelErrorException",
+    429: "ThrottlingException",
+    500: "InternalServerException",
+    503: "ServiceUnavailableException",
+}
+_DEFAULT_MESSAGES: dict[str, str] = {
+    "ValidationException": "Malformed input request, please reformat your input and try again.",
+    "AccessDeniedException": "You don't have access to the model with the specified model ID.",
+    "ResourceNotFoundException": "The requested resource could not be found.",
+    "ModelTimeoutException": "Model has timed out in processing the request. Try your request again.",
+    "ModelErrorException": "The model returned an error.",
+    "ThrottlingException": "Too many requests, please wait before trying again.",
+    "InternalServerException": "The server encountered an error processing your request.",
+    "ServiceUnavailableException": "Bedrock is unable to process your request.",
+}
+_STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "toolUse": "tool_use", "aborted": "end_turn"}
+_PAD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+
+
+class BedrockSimulator(Simulator):
+    """Bedrock Converse and ConverseStream.
+
+    Args:
+        script: the turns to answer with.
+        wire_stop_reasons: ``stopReason`` to send for a turn (0-based index), overriding the mapping.
+        require_auth: answer 403 when a request carries no ``Authorization`` header.
+        (other options as :class:`simulators.Simulator`)
+    """
+
+    protocol = "bedrock"
+    base_path = ""
+
+    def __init__(
+        self,
+        script: Script | list[Turn | str],
+        *,
+        wire_stop_reasons: Mapping[int, str] | None = None,
+        require_auth: bool = True,
+        **options: Any,
+    ) -> None:
+        super().__init__(script, **options)
+        self.wire_stop_reasons = dict(wire_stop_reasons or {})
+        self.require_auth = require_auth
+        self._request_ids = 0
+
+    # --- routing and validation -------------------------------------------------------------
+
+    def route(self, request: SimRequest) -> str | None:
+        m = _ROUTE.match(request.path)
+        if m is None or request.method != "POST":
+            return None
+        return m.group("op")
+
+    def wants_stream(self, request: SimRequest, route: str) -> bool:
+        return route == "converse-stream"
+
+    def model_of(self, request: SimRequest) -> str:
+        m = _ROUTE.match(request.path)
+        return unquote(m.group("model")) if m else self.model
+
+    def validate(self, request: SimRequest, route: str) -> SimResponse | None:
+        if self.require_auth and "authorization" not in request.headers:
+            # (unverified) what AWS front ends answer to an unsigned request
+            resp = self.error_response(403, "Missing Authentication Token", "MissingAuthenticationTokenException")
+            return resp
+        body = request.json
+        if not isinstance(body, dict):
+            return self._invalid("Malformed input request: request body is not a JSON object")
+        problem = _validation_problem(body)
+        return None if problem is None else self._invalid(problem)
+
+    def _invalid(self, message: str) -> SimResponse:
+        return self.error_response(400, message, "ValidationException")
+
+    # --- errors -----------------------------------------------------------------------------
+
+    def error_response(
+        self, status: int, message: str | None = None, error_type: str | None = None, *, retry_after: float | None = None
+    ) -> SimResponse:
+        shape = error_type or ERROR_SHAPES.get(status, "InternalServerException" if status >= 500 else "ValidationException")
+        headers = {"x-amzn-errortype": shape, "x-amzn-requestid": self._request_id()}
+        if retry_after is not None:
+            headers["x-amz-retry-after"] = str(int(retry_after * 1000))
+        return json_response(status, {"message": message or _DEFAULT_MESSAGES.get(shape, shape)}, headers)
+
+    def stream_error_event(self, fault: MidStreamError) -> bytes:
+        kind = fault.error_type or "internalServerException"
+        kind = kind[:1].lower() + kind[1:]  # the member name is lowerCamel (ThrottlingException -> throttlingException)
+        payload: dict[str, Any] = {"message": fault.message}
+        if kind == "modelStreamErrorException":
+            payload.update(originalStatusCode=500, originalMessage=fault.message)
+        return es.exception(kind, es.json_bytes(payload))
+
+    def _request_id(self) -> str:
+        self._request_ids += 1
+        return f"00000000-0000-4000-8000-{self._request_ids:012d}"
+
+    # --- answers ----------------------------------------------------------------------------
+
+    def _turn_index(self) -> int:
+        return self._next - 1  # the core advanced past the turn being rendered
+
+    def _stop_reason(self, turn: Turn) -> str:
+        wire = self.wire_stop_reasons.get(self._turn_index())
+        if wire is not None:
+            return wire
+        return _STOP_REASONS.get(turn.resolved_stop_reason, "end_turn")
+
+    def _usage(self, request: SimRequest, turn: Turn) -> dict[str, int]:
+        u = turn.usage
+        if u is None:
+            out_chars = len(turn.text or "") + len(turn.thinking or "") + sum(len(_input_text(c)) for c in turn.tool_calls)
+            u = Usage(input=max(1, len(request.body) // 4), output=max(1, out_chars // 4))
+        data = {"inputTokens": u.input, "outputTokens": u.output, "totalTokens": u.total_tokens or u.input + u.output}
+        if u.cache_read:
+            data["cacheReadInputTokens"] = u.cache_read
+        if u.cache_write:
+            data["cacheWriteInputTokens"] = u.cache_write
+        return data
+
+    def _tool_use_id(self, call: ScriptedCall) -> str:
+        return call.id or self.new_id("tooluse_loopkitsim00000000")  # tooluse_ + 22 characters, as the service's
+
+    def render_body(self, request: SimRequest, route: str, turn: Turn) -> SimResponse:
+        if turn.error is not None and self._turn_index() not in self.wire_stop_reasons:
+            return self.error_response(424, turn.error, "ModelErrorException")
+        content: list[dict[str, Any]] = []
+        if turn.thinking is not None:
+            text: dict[str, Any] = {"text": turn.thinking}
+            if turn.thinking_signature is not None:
+                text["signature"] = turn.thinking_signature
+            content.append({"reasoningContent": {"reasoningText": text}})
+        if turn.text:
+            content.append({"text": turn.text})
+        for c in turn.tool_calls:
+            content.append({"toolUse": {"input": _input_document(c), "name": c.name, "toolUseId": self._tool_use_id(c)}})
+        body = {
+            "metrics": {"latencyMs": 100 + request.number},
+            "output": {"message": {"content": content, "role": "assistant"}},
+            "stopReason": self._stop_reason(turn),
+            "usage": self._usage(request, turn),
+        }
+        return json_response(200, body, {"x-amzn-requestid": self._request_id()})
+
+    def render_stream(self, request: SimRequest, route: str, turn: Turn) -> tuple[dict[str, str], list[bytes]]:
+        frames: list[bytes] = []
+        n_pad = 0
+
+        def send(event_type: str, payload: dict[str, Any]) -> None:
+            nonlocal n_pad
+            n_pad += 1
+            payload["p"] = _PAD[: 1 + (n_pad * 7) % len(_PAD)]  # random-looking padding (§5.4)
+            frames.append(es.event(event_type, json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()))
+
+        size = turn.chunk_size or self.chunk_size
+        send("messageStart", {"role": "assistant"})
+        index = 0
+        if turn.thinking is not None:
+            for piece in self.chunks_of(turn.thinking, size):
+                send("contentBlockDelta", {"contentBlockIndex": index, "delta": {"reasoningContent": {"text": piece}}})
+            if turn.thinking_signature is not None:
+                delta = {"reasoningContent": {"signature": turn.thinking_signature}}
+                send("contentBlockDelta", {"contentBlockIndex": index, "delta": delta})
+            send("contentBlockStop", {"contentBlockIndex": index})
+            index += 1
+        if turn.text:
+            for piece in self.chunks_of(turn.text, size):  # no contentBlockStart for text (§5.4)
+                send("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": piece}})
+            send("contentBlockStop", {"contentBlockIndex": index})
+            index += 1
+        for c in turn.tool_calls:
+            start = {"toolUse": {"name": c.name, "toolUseId": self._tool_use_id(c)}}
+            send("contentBlockStart", {"contentBlockIndex": index, "start": start})
+            text = _input_text(c)
+            for piece in self.chunks_of(text, size) if text else [""]:
+                send("contentBlockDelta", {"contentBlockIndex": index, "delta": {"toolUse": {"input": piece}}})
+            send("contentBlockStop", {"contentBlockIndex": index})
+            index += 1
+        if turn.error is not None and self._turn_index() not in self.wire_stop_reasons:
+            frames.append(self.stream_error_event(MidStreamError(message=turn.error, error_type="modelStreamErrorException")))
+        else:
+            send("messageStop", {"stopReason": self._stop_reason(turn)})
+            send("metadata", {"metrics": {"latencyMs": 100 + request.number}, "usage": self._usage(request, turn)})
+        headers = {"content-type": "application/vnd.amazon.eventstream", "x-amzn-requestid": self._request_id()}
+        return headers, frames
+
+
+def _input_text(call: ScriptedCall) -> str:
+    """The argument text streamed in ``delta.toolUse.input`` (a raw string is sent as written)."""
+    if isinstance(call.arguments, str):
+        return call.arguments
+    return json.dumps(dict(call.arguments), separators=(",", ":"), ensure_ascii=False)
+
+
+def _input_document(call: ScriptedCall) -> Any:
+    """``toolUse.input`` of a body: a Document; broken argument text travels as a JSON string."""
+    if not isinstance(call.arguments, str):
+        return dict(call.arguments)
+    try:
+        return json.loads(call.arguments)
+    except ValueError:
+        return call.arguments
+
+
+def _validation_problem(body: dict[str, Any]) -> str | None:
+    """The ValidationException message the real API gives for ``body``, or None."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "1 validation error detected: Value at 'messages' failed to satisfy constraint: Member must not be null"
+    tool_config = body.get("toolConfig")
+    declared: set[str] = set()
+    if tool_config is not None:
+        problem = _tool_config_problem(tool_config, declared)
+        if problem:
+            return problem
+    uses_tools = False
+    tool_use_ids: set[str] = set()
+    previous = None
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            return f"1 validation error detected: Value at 'messages.{i + 1}.member.role' failed to satisfy constraint: Member must satisfy enum value set: [user, assistant]"
+        role = message["role"]
+        if i == 0 and role != "user":
+            return "A conversation must start with a user message. Try again with a conversation that starts with a user message."
+        if role == previous:
+            return "A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again."
+        previous = role
+        content = message.get("content")
+        if not isinstance(content, list) or not content:
+            return f"The content field in the Message object at messages.{i} is empty. Add a ContentBlock object to the content field and try again."
+        for block in content:
+            if not isinstance(block, dict) or len(block) != 1:
+                return f"Malformed input request: messages.{i}: a ContentBlock must have exactly one member"
+            (kind, value), = block.items()
+            if kind == "text":
+                if not isinstance(value, str) or not value.strip():
+                    return f"The text field in the ContentBlock object at messages.{i}.content.{content.index(block)} is blank. Add text to the text field, and try again."
+            elif kind == "toolUse":
+                uses_tools = True
+                if role != "assistant":
+                    return f"messages.{i}: toolUse blocks are only allowed in assistant messages"
+                if not isinstance(value, dict) or not {"toolUseId", "name", "input"} <= value.keys():
+                    return f"Malformed input request: messages.{i}: toolUse needs toolUseId, name and input"
+                tool_use_ids.add(value["toolUseId"])
+            elif kind == "toolResult":
+                uses_tools = True
+                if role != "user":
+                    return f"messages.{i}: toolResult blocks are only allowed in user messages"
+                if not isinstance(value, dict) or value.get("toolUseId") not in tool_use_ids:
+                    return (
+                        "The toolUse and toolResult blocks do not match: a toolResult block's toolUseId "
+                        f"({value.get('toolUseId') if isinstance(value, dict) else None!r}) has no toolUse block in an earlier turn."
+                    )
+                if value.get("status", "success") not in ("success", "error"):
+                    return f"1 validation error detected: Value at 'messages.{i + 1}.member.content.toolResult.status' failed to satisfy constraint: Member must satisfy enum value set: [success, error]"
+                if not isinstance(value.get("content"), list):
+                    return f"Malformed input request: messages.{i}: toolResult.content must be a list"
+            elif kind not in ("image", "document", "video", "reasoningContent", "cachePoint", "guardContent", "citationsContent"):
+                return f"Malformed input request: messages.{i}: unknown content block {kind!r}"
+    if uses_tools and tool_config is None:
+        return "The toolConfig field must be defined when using toolUse and toolResult content blocks."
+    return None
+
+
+def _tool_config_problem(tool_config: Any, declared: set[str]) -> str | None:
+    tools = tool_config.get("tools") if isinstance(tool_config, dict) else None
+    if not isinstance(tools, list) or not tools:
+        return "1 validation error detected: Value at 'toolConfig.tools' failed to satisfy constraint: Member must have length greater than or equal to 1"
+    for j, tool in enumerate(tools):
+        spec = tool.get("toolSpec") if isinstance(tool, dict) else None
+        if not isinstance(spec, dict):
+            return f"Malformed input request: toolConfig.tools.{j}: expected a toolSpec"
+        name = spec.get("name")
+        if not isinstance(name, str) or not _TOOL_NAME.match(name):
+            return f"1 validation error detected: Value at 'toolConfig.tools.{j + 1}.member.toolSpec.name' failed to satisfy constraint: Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+"
+        schema = spec.get("inputSchema")
+        if not isinstance(schema, dict) or not isinstance(schema.get("json"), dict):
+            return f"Malformed input request: toolConfig.tools.{j}.toolSpec.inputSchema must be {{\"json\": {{...}}}}"
+        declared.add(name)
+    choice = tool_config.get("toolChoice")
+    if choice is not None:
+        if not isinstance(choice, dict) or len(choice) != 1 or next(iter(choice)) not in ("auto", "any", "tool"):
+            return "Malformed input request: toolChoice must be one of {auto: {}}, {any: {}}, {tool: {name}}"
+        forced = choice.get("tool")
+        if forced is not None and (not isinstance(forced, dict) or forced.get("name") not in declared):
+            return "The tool specified in toolChoice is not defined in toolConfig.tools."  # (unverified wording)
+    return None
