@@ -104,10 +104,8 @@ class CassetteFixture:
 @pytest.fixture
 def loopkit_cassette(request: pytest.FixtureRequest) -> Iterator[CassetteFixture]:
     """The test's cassette (see the module docstring)."""
-    from loopkit.cli.cassette import register_builtin_codecs
     from loopkit.recording import Cassette, block_network
 
-    register_builtin_codecs()
     marker = request.node.get_closest_marker("loopkit_cassette")
     options: dict[str, Any] = dict(marker.kwargs) if marker else {}
     path = Path(marker.args[0]) if marker and marker.args else options.pop("path", None)

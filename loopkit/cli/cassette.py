@@ -20,19 +20,6 @@ import sys
 from typing import IO, Any
 
 
-def register_builtin_codecs() -> None:
-    """Register the Bedrock event-stream frame codec when loopkit's Bedrock codec is present."""
-    from ..recording import EventStreamFrameCodec, codec_for, register_frame_codec
-
-    if codec_for(EventStreamFrameCodec.content_type) is not None:
-        return
-    try:
-        from ..providers import _eventstream
-    except ImportError:
-        return
-    register_frame_codec(EventStreamFrameCodec(_eventstream))
-
-
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``cassette`` and its sub-commands to an argparse ``subparsers`` object."""
     p = subparsers.add_parser("cassette", help="show, diff, scrub or verify cassette files")
@@ -60,7 +47,6 @@ def run(args: argparse.Namespace, *, out: IO[str] | None = None) -> int:
     from ..errors import CassetteError
     from ..recording import load_cassette_file
 
-    register_builtin_codecs()
     out = out or sys.stdout
     command = args.cassette_command
     try:

@@ -30,10 +30,8 @@ def run(args: argparse.Namespace, *, out: IO[str] | None = None) -> int:
     from ..errors import LoopkitError
     from ..recording import Cassette
     from ..recording._proxy import RecordingProxy
-    from .cassette import register_builtin_codecs
 
     out = out or sys.stdout
-    register_builtin_codecs()
     try:
         cassette = Cassette(args.cassette, record_mode=args.record_mode)
         proxy = RecordingProxy(args.upstream, cassette, port=args.port, log=lambda line: print(line, file=out, flush=True))

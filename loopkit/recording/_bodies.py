@@ -47,8 +47,8 @@ def header(headers: Sequence[tuple[str, str]], name: str) -> str | None:
     return None
 
 
-def response_chunks(pieces: Sequence[tuple[float, bytes]], content_type: str | None) -> tuple[list[Chunk], str | None, str | None]:
-    """Turn the body pieces that arrived (offset, bytes) into chunks; returns (chunks, codec, tail).
+def response_chunks(pieces: Sequence[tuple[float, bytes]], content_type: str | None) -> tuple[list[dict[str, Any]], str | None, str | None]:
+    """Turn the body pieces that arrived (offset, bytes) into chunk data; returns (chunks, codec, tail).
 
     With a frame codec for ``content_type``, each chunk holds the frames it completed and its byte
     size; the bytes of an unfinished last frame become the base64 ``tail``. A body the codec cannot
@@ -58,20 +58,20 @@ def response_chunks(pieces: Sequence[tuple[float, bytes]], content_type: str | N
     if codec is not None:
         decoder = codec.decoder()
         try:
-            out = [Chunk.model_construct(t=t, frames=decoder.feed(data), size=len(data)) for t, data in pieces]
+            out = [{"t": t, "frames": decoder.feed(data), "size": len(data)} for t, data in pieces]
         except Exception:  # a malformed stream is recorded as it came, byte for byte
             out = None
         if out is not None:
             body = b"".join(data for _, data in pieces)
             tail = body[len(body) - decoder.buffered :] if decoder.buffered else b""
             return out, codec.content_type, base64.b64encode(tail).decode("ascii") if tail else None
-    # model_construct: these chunks are valid by construction, and recording is a hot path.
-    chunks = []
+    # Plain dicts: the caller validates the whole response in one pydantic call (a hot path).
+    chunks: list[dict[str, Any]] = []
     for t, data in pieces:
         try:
-            chunks.append(Chunk.model_construct(t=t, text=data.decode("utf-8")))
+            chunks.append({"t": t, "text": data.decode("utf-8")})
         except UnicodeDecodeError:
-            chunks.append(Chunk.model_construct(t=t, base64=base64.b64encode(data).decode("ascii")))
+            chunks.append({"t": t, "base64": base64.b64encode(data).decode("ascii")})
     return chunks, None, None
 
 

@@ -218,10 +218,11 @@ class Cassette:
 
 def save_cassette(cassette: CassetteFile, path: str | os.PathLike[str]) -> Path:
     """Scan ``cassette`` for secrets and write it atomically to ``path``."""
-    findings = find_secrets(cassette)
+    text = dump_cassette(cassette)
+    findings = find_secrets(cassette, text=text)
     if findings:
         shown = "\n  ".join(str(f) for f in findings[:10])
         more = f"\n  … and {len(findings) - 10} more" if len(findings) > 10 else ""
         raise CassetteError(f"{path}: refusing to save a cassette that still holds secrets:\n  {shown}{more}")
-    write_atomic(path, dump_cassette(cassette))
+    write_atomic(path, text)
     return Path(path)

@@ -1,12 +1,11 @@
 """Frame codecs: how a binary framed body (Bedrock's event stream) is stored as readable frames.
 
-The recording layer may not import ``loopkit.providers`` (L2 siblings stay apart), so the codec
-comes in through this small registry, keyed by content type. :class:`EventStreamFrameCodec` adapts
-any module with the shape of ``loopkit.providers._eventstream`` (``EventStreamDecoder``,
-``encode_message`` and the typed header ints); the pytest plugin and the CLI (L4, which may import
-both) register it. With no codec registered, a framed body is recorded as base64 chunks: still
-chunk-faithful, only less readable. A cassette that stores frames for a content type with no
-codec registered fails on replay with a message saying how to register one.
+A small registry keyed by content type. The AWS event-stream codec lives at L1
+(:mod:`loopkit.eventstream`, shared with the Bedrock adapter), so it is registered here by default
+through :class:`EventStreamFrameCodec`; other framings can be added with
+:func:`register_frame_codec`. With no codec for a content type, a framed body is recorded as base64
+chunks: still chunk-faithful, only less readable. A cassette that stores frames for a content type
+with no codec registered fails on replay with a message saying how to register one.
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any, Protocol
 
+from .. import eventstream
 from ..errors import CassetteError
 
 
@@ -66,8 +66,7 @@ def require_codec(name: str, where: str) -> FrameCodec:
     if codec is None:
         raise CassetteError(
             f"{where}: the body is stored as {name} frames but no frame codec is registered for it; "
-            "call loopkit.recording.register_frame_codec(EventStreamFrameCodec(loopkit.providers._eventstream)) "
-            "(the loopkit pytest plugin and CLI do this for you)"
+            "call loopkit.recording.register_frame_codec(...) with a codec for it"
         )
     return codec
 
@@ -81,7 +80,7 @@ class EventStreamFrameCodec:
     byte-exact.
 
     Args:
-        module: the event-stream module (``loopkit.providers._eventstream``).
+        module: the event-stream module (:mod:`loopkit.eventstream`).
     """
 
     content_type = "application/vnd.amazon.eventstream"
@@ -159,3 +158,6 @@ class _EventStreamDecoder:
     @property
     def buffered(self) -> int:
         return self._decoder.buffered
+
+
+register_frame_codec(EventStreamFrameCodec(eventstream))

@@ -295,8 +295,30 @@ def _scan_b64(data: str, where: str) -> Iterator[Finding]:
     yield from _scan(raw.decode("latin-1"), where)
 
 
-def find_secrets(cassette: CassetteFile) -> list[Finding]:
-    """Every secret shape or unscrubbed secret header left in ``cassette``."""
+def _named_only(cassette: CassetteFile) -> list[Finding]:
+    out: list[Finding] = []
+    for n, inter in enumerate(cassette.interactions):
+        for part, name in ((inter.request, "request"), (inter.response, "response")):
+            if part is not None:
+                for i, (k, v) in enumerate(part.headers):
+                    if k.lower() in SECRET_HEADERS and v != PLACEHOLDER:
+                        out.append(Finding(f"interactions[{n}].{name}.headers[{i}] ({k})", "secret-header", _preview(v)))
+        if inter.request is not None and "?" in inter.request.url:
+            for k, v in parse_qsl(urlsplit(inter.request.url).query, keep_blank_values=True):
+                if k in ("key", "api_key") and v != PLACEHOLDER:
+                    out.append(Finding(f"interactions[{n}].request.url (query {k})", "secret-query-param", _preview(v)))
+    return out
+
+
+def find_secrets(cassette: CassetteFile, *, text: str | None = None) -> list[Finding]:
+    """Every secret shape or unscrubbed secret header left in ``cassette``.
+
+    Args:
+        text: the cassette's serialised JSON, when the caller has it: if no shape can start
+            anywhere in it and it holds no base64, only the named headers and query are checked.
+    """
+    if text is not None and not _may_hold(text) and '"base64"' not in text and '"tail_base64"' not in text:
+        return _named_only(cassette)
     out: list[Finding] = []
     for n, inter in enumerate(cassette.interactions):
         w = f"interactions[{n}]"

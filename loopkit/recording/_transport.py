@@ -21,7 +21,7 @@ import httpx
 
 from ._bodies import chunk_bytes, header, request_body_fields, response_chunks
 from ._cassette import Cassette
-from ._format import Interaction, RecordedRequest, RecordedResponse, StreamFailure
+from ._format import Interaction, RecordedRequest, RecordedResponse
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], None]
@@ -229,19 +229,14 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
         def commit(pieces: list[tuple[float, bytes]], failure: BaseException | None) -> None:
             chunks, codec, tail = response_chunks(pieces, header(headers, "content-type"))
-            cassette.add(
-                Interaction(
-                    request=recorded,
-                    response=RecordedResponse(
-                        status=status,
-                        headers=headers,
-                        codec=codec,
-                        chunks=chunks,
-                        tail_base64=tail,
-                        failure=StreamFailure(type=type(failure).__name__, message=str(failure)) if failure else None,
-                    ),
-                )
-            )
+            data: dict[str, Any] = {"status": status, "headers": headers, "chunks": chunks}
+            if codec is not None:
+                data["codec"] = codec
+            if tail is not None:
+                data["tail_base64"] = tail
+            if failure is not None:
+                data["failure"] = {"type": type(failure).__name__, "message": str(failure)}
+            cassette.add(Interaction(request=recorded, response=RecordedResponse.model_validate(data)))
 
         stream = self._record_cls(response.stream, self.clock, start, commit)
         return self.mod.Response(status, headers=response.headers, stream=stream, extensions=response.extensions, request=request)

@@ -66,7 +66,7 @@ class LoopkitSerializer:
             chunks, codec, tail = response_chunks([(0.0, p) for p in rechunk(body, header(headers, "content-type"))], header(headers, "content-type"))
             inter = Interaction(
                 request=RecordedRequest(method=req["method"], url=req["uri"], headers=_pairs(req.get("headers")), **request_body_fields(_as_bytes(req.get("body")))),
-                response=RecordedResponse(status=resp["status"]["code"], headers=headers, codec=codec, chunks=chunks, tail_base64=tail),
+                response=RecordedResponse.model_validate({"status": resp["status"]["code"], "headers": headers, "codec": codec, "chunks": chunks, "tail_base64": tail}),
             )
             interactions.append(self.scrubber.interaction(inter))
         file = CassetteFile(meta={"recorded_with": "vcrpy"}, interactions=interactions)
