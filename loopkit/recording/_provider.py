@@ -35,7 +35,7 @@ from ..provider import BaseProvider, ModelRequest, Provider
 from ..script import ScriptedCall, Script, Turn
 from ..serde import dump_message, dump_request, load_message
 from ._cassette import Cassette
-from ._format import CassetteFile, Interaction, Transcript
+from ._format import CassetteFile, Transcript
 from ._match import first_difference, message_index, short
 from ._scrub import _scrub_value
 
@@ -194,8 +194,9 @@ class RecordingProvider(BaseProvider):
         acc = Accumulator()
         for event in self.provider.stream(request):
             acc.feed(event)
+            if acc.finished:  # store before yielding: a consumer may stop at the terminal event
+                self._store(request, acc.message, before, served)
             yield event
-        self._store(request, acc.message, before, served)
 
     def _store(self, request: ModelRequest, message: AssistantMessage, before: int, served: int) -> None:
         if not self.cassette.records:
@@ -203,8 +204,4 @@ class RecordingProvider(BaseProvider):
         transcript = Transcript.model_validate(
             {"request": _scrub_value(dump_request(request), ()), "message": _scrub_value(dump_message(message), ())}
         )
-        new = self.cassette.recorded[before:]
-        if new:
-            self.cassette.interactions[new[-1]].transcript = transcript
-        elif self.cassette.served == served:  # no HTTP went through the cassette: store it alone
-            self.cassette.add(Interaction(transcript=transcript))
+        self.cassette.attach_transcript(transcript, recorded_before=before, served_before=served)

@@ -220,6 +220,7 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         )
         # A compressed body would be stored as unreadable base64; ask the server for plain bytes.
         request.headers["accept-encoding"] = "identity"
+        self.cassette.begin_recording()
         return recorded, self.clock()
 
     def _wrap(self, request: Any, response: Any, recorded: RecordedRequest, start: float) -> Any:
@@ -236,7 +237,7 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                 data["tail_base64"] = tail
             if failure is not None:
                 data["failure"] = {"type": type(failure).__name__, "message": str(failure)}
-            cassette.add(Interaction(request=recorded, response=RecordedResponse.model_validate(data)))
+            cassette.add(Interaction(request=recorded, response=RecordedResponse.model_validate(data)), finishes_recording=True)
 
         stream = self._record_cls(response.stream, self.clock, start, commit)
         return self.mod.Response(status, headers=response.headers, stream=stream, extensions=response.extensions, request=request)
@@ -259,7 +260,11 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if inter is not None:
             return self._replay(inter, request)
         recorded, start = self._prepare_record(request, content)
-        response = self._inner().handle_request(request)
+        try:
+            response = self._inner().handle_request(request)
+        except BaseException:
+            self.cassette.abandon_recording()
+            raise
         return self._wrap(request, response, recorded, start)
 
     async def handle_async_request(self, request: Any) -> Any:
@@ -268,7 +273,11 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if inter is not None:
             return self._replay(inter, request)
         recorded, start = self._prepare_record(request, content)
-        response = await self._ainner().handle_async_request(request)
+        try:
+            response = await self._ainner().handle_async_request(request)
+        except BaseException:
+            self.cassette.abandon_recording()
+            raise
         return self._wrap(request, response, recorded, start)
 
     def close(self) -> None:
