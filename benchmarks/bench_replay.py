@@ -64,7 +64,7 @@ class Chunks(httpx.SyncByteStream):
 
 
 def mock_server(k: int) -> httpx.MockTransport:
-    table = {json.dumps(request_body(i)).encode(): response_chunks(i) for i in range(k)}
+    table = {json.dumps(request_body(i), separators=(",", ":")).encode(): response_chunks(i) for i in range(k)}
 
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, headers=HEADERS, stream=Chunks(table[request.content]))
@@ -74,7 +74,8 @@ def mock_server(k: int) -> httpx.MockTransport:
 
 def drive(client: httpx.Client, indexes: list[int]) -> float:
     """Seconds per request, streaming each body chunk by chunk."""
-    bodies = [json.dumps(request_body(i)).encode() for i in indexes]
+    # compact JSON, as loopkit's adapters (and httpx's json=) send it
+    bodies = [json.dumps(request_body(i), separators=(",", ":")).encode() for i in indexes]
     start = time.perf_counter()
     for body in bodies:
         with client.stream("POST", URL, content=body, headers={"content-type": "application/json"}) as r:
@@ -136,10 +137,15 @@ def vcr_record(path: Path, k: int) -> float:
     return (time.perf_counter() - start) / k
 
 
-def best_of(fn, k: int, minimum: int = 2000) -> float:
-    """The median per-request time over enough rounds to make ``minimum`` requests in all."""
-    times = sorted(fn() for _ in range(max(3, minimum // k)))
-    return times[len(times) // 2]
+def medians(fns, k: int, minimum: int = 2000) -> list[float]:
+    """Median per-request time of each function, over enough rounds to make ``minimum`` requests;
+    the functions take turns within each round so that a busy machine slows them alike."""
+    rounds = max(5, minimum // k)
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(rounds):
+        for i, fn in enumerate(fns):
+            times[i].append(fn())
+    return [sorted(t)[len(t) // 2] for t in times]
 
 
 def main() -> None:
@@ -154,7 +160,7 @@ def main() -> None:
     rows = []
     for k in ks:
         path = tmp / f"loopkit_{k}.json"
-        rec = best_of(lambda: record_loopkit(path, k), k, minimum=1000)
+        (rec,) = medians([lambda: record_loopkit(path, k)], k, minimum=1000)
         t = time.perf_counter()
         cassette = Cassette(path)
         load = time.perf_counter() - t
@@ -167,8 +173,7 @@ def main() -> None:
             with httpx.Client(transport=mock_server(k)) as client:
                 return drive(client, list(range(k)))
 
-        replay = best_of(replay_once, k)
-        mock = best_of(mock_once, k)
+        replay, mock = medians([replay_once, mock_once], k)
         vpath = tmp / f"vcr_{k}.yaml"
         write_vcr_cassette(vpath, k)
         vcr_plain = vcr_replay(vpath, k, min(k, args.vcr_sample), loopkit_config=False)

@@ -71,9 +71,12 @@ class Cassette:
         self.served = 0  # requests answered from the recording
         self._in_flight = 0  # requests being recorded whose response has not finished
         self._pending: Any = None  # a transcript waiting for the in-flight interaction
+        # Exact request bytes -> canonical key: a live body byte-identical to a recorded one (what
+        # loopkit's adapters send: compact JSON) skips json.loads and the canonical re-dump.
+        self._raw: dict[tuple[str, str, bytes], Key] = {}
         for n, inter in enumerate(self.file.interactions):
             if inter.request is not None:
-                self._index.setdefault(recorded_key(inter.request, self.volatile), []).append(n)
+                self._remember(n, inter.request)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], **kwargs: Any) -> Cassette:
@@ -101,6 +104,21 @@ class Cassette:
 
     # --- matching -----------------------------------------------------------------------------
 
+    def _remember(self, n: int, req: Any) -> Key:
+        key = recorded_key(req, self.volatile)
+        self._index.setdefault(key, []).append(n)
+        if req.has_json and not key[2]:
+            raw = json.dumps(req.json_body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            self._raw.setdefault((key[0], key[1], raw), key)
+        return key
+
+    def _key(self, method: str, url: str, content: bytes) -> tuple[Key, Any]:
+        if "?" not in url:
+            key = self._raw.get((method.upper(), normalise_path(urlsplit(url).path), content))
+            if key is not None:
+                return key, None
+        return self.live_key(method, url, content)
+
     def live_key(self, method: str, url: str, content: bytes) -> tuple[Key, Any]:
         """Scrub a live request the way recordings are scrubbed and return (key, body data)."""
         url = self.scrubber.url(url)
@@ -123,7 +141,7 @@ class Cassette:
     def play(self, method: str, url: str, content: bytes) -> Interaction | None:
         """The recorded interaction that answers this request, marking it played; None on a miss
         when this cassette records, else :class:`NoMatchingInteraction`."""
-        key, body = self.live_key(method, url, content)
+        key, body = self._key(method, url, content)
         with self._lock:
             found = self._index.get(key)
             if found:
@@ -138,6 +156,8 @@ class Cassette:
                     return self.file.interactions[found[-1]]
         if self.records:
             return None
+        if body is None:
+            key, body = self.live_key(method, url, content)
         raise self.no_match(method, url, key, body)
 
     def no_match(self, method: str, url: str, key: Key, body: Any) -> NoMatchingInteraction:
@@ -207,8 +227,7 @@ class Cassette:
             self.recorded.append(n)
             self._played.add(n)
             if interaction.request is not None:
-                key = recorded_key(interaction.request, self.volatile)
-                self._index.setdefault(key, []).append(n)
+                key = self._remember(n, interaction.request)
                 self._cursor[key] = len(self._index[key])
         return n
 
