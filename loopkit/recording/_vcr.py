@@ -34,11 +34,12 @@ from ._scrub import Scrubber, find_secrets
 
 
 def _pairs(headers: Any) -> list[tuple[str, str]]:
+    # vcrpy keeps headers in a dict whose order depends on the client; sorted, files are stable.
     out = []
     for k, values in (headers or {}).items():
         for v in values if isinstance(values, list) else [values]:
             out.append((str(k).lower(), v.decode("latin-1") if isinstance(v, bytes) else str(v)))
-    return out
+    return sorted(out, key=lambda kv: kv[0])
 
 
 def _as_bytes(body: Any) -> bytes:

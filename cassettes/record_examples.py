@@ -1,0 +1,80 @@
+"""Re-record the example cassettes in this folder against loopkit's simulators.
+
+Run from the repository root: ``PYTHONPATH=. python cassettes/record_examples.py``. Recording is
+deterministic (a ticking clock, scripted simulators), so re-running gives the same files; the
+tests in ``tests/recording/test_examples.py`` replay them offline.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import boto3
+from botocore.config import Config
+
+import loopkit
+import simulators
+from loopkit.providers.bedrock import BedrockProvider
+from loopkit.recording import Cassette, CassetteTransport, Interaction, RecordingProvider, Scrubber
+from loopkit.recording._vcr import make_vcr
+from loopkit.script import Turn, call
+
+HERE = Path(__file__).parent
+MODEL = "us.amazon.nova-micro-v1:0"
+QUESTION = "What is 2+3? Use the add tool."
+SCRIPT = [
+    Turn(text="<thinking>I should add.</thinking>", tool_calls=[call("add", {"a": 2, "b": 3}, id="tooluse_ex1")], chunk_size=6),
+    Turn(text="2 + 3 = 5.", chunk_size=4),
+]
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+class Ticks:
+    """A clock that advances 15 ms per reading, so recorded offsets are the same on every run."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 0.015
+        return self.now
+
+
+def bedrock_adapter(path: Path) -> None:
+    cassette = Cassette(path, record_mode="all")
+    transport = CassetteTransport(cassette, simulators.transport("bedrock", SCRIPT), clock=Ticks())
+    provider = BedrockProvider(model=MODEL, api_key="example-bedrock-api-key", base_url="https://bedrock-runtime.us-east-1.amazonaws.com", transport=transport)
+    loopkit.run(RecordingProvider(provider, cassette), QUESTION, tools=[add], clock=loopkit.TickClock(start=1))
+    cassette.save()
+
+
+def as_service_host(inter: Interaction) -> None:
+    """Record the simulator's random loopback port as the service's host (stable files)."""
+    if inter.request is not None:
+        _, _, rest = inter.request.url.partition("://")
+        inter.request.url = "https://bedrock-runtime.us-east-1.amazonaws.com/" + rest.partition("/")[2]
+
+
+def bedrock_boto3(path: Path) -> None:
+    os.environ.pop("AWS_BEARER_TOKEN_BEDROCK", None)
+    os.environ["AWS_EC2_METADATA_DISABLED"] = "true"
+    path.unlink(missing_ok=True)
+    with simulators.serve("bedrock", SCRIPT[:1]) as sim:
+        client = boto3.client(
+            "bedrock-runtime", endpoint_url=sim.url, region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x",
+            config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),
+        )  # fmt: skip
+        with make_vcr(record_mode="all", scrubber=Scrubber(hook=as_service_host)).use_cassette(str(path)):
+            out = client.converse_stream(modelId=MODEL, messages=[{"role": "user", "content": [{"text": QUESTION}]}])
+            list(out["stream"])
+
+
+if __name__ == "__main__":
+    bedrock_adapter(HERE / "bedrock" / "adapter_tool_round_trip.json")
+    bedrock_boto3(HERE / "bedrock" / "boto3_converse_stream.json")
+    print("recorded:", *sorted(str(p.relative_to(HERE)) for p in HERE.rglob("*.json")), sep="\n  ")

@@ -1,0 +1,68 @@
+"""The example cassettes shipped in cassettes/ (recorded against the simulators by
+cassettes/record_examples.py) verify clean and replay offline."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from pathlib import Path
+
+import boto3
+import pytest
+from botocore.config import Config
+
+import loopkit
+from loopkit.cli import cassette as cassette_cli
+from loopkit.providers.bedrock import BedrockProvider
+from loopkit.recording import Cassette, ReplayProvider, ReplayTransport, block_network, use_cassette
+from loopkit.recording._vcr import make_vcr
+
+CASSETTES = Path(__file__).parent.parent.parent / "cassettes"
+EXAMPLES = sorted(CASSETTES.rglob("*.json"))
+QUESTION = "What is 2+3? Use the add tool."
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
+
+def test_examples_exist_and_verify_clean():
+    assert {p.relative_to(CASSETTES).as_posix() for p in EXAMPLES} >= {"bedrock/adapter_tool_round_trip.json", "bedrock/boto3_converse_stream.json"}
+    parser = argparse.ArgumentParser()
+    cassette_cli.add_parser(parser.add_subparsers())
+    out = io.StringIO()
+    assert cassette_cli.run(parser.parse_args(["cassette", "verify", *map(str, EXAMPLES)]), out=out) == 0, out.getvalue()
+
+
+def test_bedrock_adapter_example_replays_through_the_loop():
+    with block_network(), use_cassette(CASSETTES / "bedrock" / "adapter_tool_round_trip.json") as cassette:
+        provider = BedrockProvider(model="us.amazon.nova-micro-v1:0", api_key="any", base_url="https://bedrock-runtime.us-east-1.amazonaws.com", transport=ReplayTransport(cassette))
+        result = loopkit.run(provider, QUESTION, tools=[add], clock=loopkit.TickClock(start=1))
+    assert result.reason == "stop"
+    assert result.messages[1].tool_calls[0].arguments == {"a": 2, "b": 3}
+    assert result.messages[2].text == "5"
+    assert result.messages[-1].text == "2 + 3 = 5."
+    replay = ReplayProvider(Cassette(CASSETTES / "bedrock" / "adapter_tool_round_trip.json"))
+    again = loopkit.run(replay, QUESTION, tools=[add], clock=loopkit.TickClock(start=1))
+    replay.assert_complete()
+    assert again.messages == result.messages
+
+
+@pytest.fixture
+def aws_env(monkeypatch):
+    monkeypatch.delenv("AWS_BEARER_TOKEN_BEDROCK", raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+
+
+def test_boto3_example_replays_offline(aws_env):
+    client = boto3.client(
+        "bedrock-runtime", endpoint_url="https://bedrock-runtime.us-east-1.amazonaws.com", region_name="us-east-1",
+        aws_access_key_id="x", aws_secret_access_key="x", config=Config(retries={"total_max_attempts": 1, "mode": "standard"}),
+    )  # fmt: skip
+    with block_network(), make_vcr(record_mode="none").use_cassette(str(CASSETTES / "bedrock" / "boto3_converse_stream.json")):
+        out = client.converse_stream(modelId="us.amazon.nova-micro-v1:0", messages=[{"role": "user", "content": [{"text": QUESTION}]}])
+        events = list(out["stream"])
+    text = "".join(e["contentBlockDelta"]["delta"].get("text", "") for e in events if "contentBlockDelta" in e)
+    assert text == "<thinking>I should add.</thinking>"
+    assert events[-2]["messageStop"]["stopReason"] == "tool_use"
