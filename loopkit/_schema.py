@@ -2,8 +2,9 @@
 
 Supported annotations: ``int``, ``float``, ``str``, ``bool``, ``None``, ``Any``, ``list[X]``,
 ``set[X]``, ``tuple[X, Y]`` / ``tuple[X, ...]``, ``dict[str, X]``, ``Literal[...]``, ``Enum``
-subclasses, ``Optional``/unions, ``Annotated[X, "description"]``, ``TypedDict``, dataclasses and
-pydantic models. Every object schema built here has ``additionalProperties: false``; a parameter
+subclasses, ``Optional``/unions, ``Annotated[X, "description"]`` (constraints such as
+``annotated_types.Ge`` or ``pydantic.Field(ge=1)`` become ``minimum`` ...), ``TypedDict``,
+dataclasses and pydantic models. Every object schema built here has ``additionalProperties: false``; a parameter
 or field with a default is not required. Values that arrive as JSON are turned back into the
 annotated Python type before the function is called (an ``Enum`` member, a dataclass or model
 instance, a tuple or set) by a converter built next to the schema.
@@ -227,10 +228,11 @@ class _Builder:
                 return dict(_PRIMITIVES[tp]), (_to_float if tp is float else None)
         if origin is typing.Annotated:
             schema, conv = self.schema(args[0], where)
+            extra = _annotated_constraints(args[1:], schema)
             description = _annotated_description(args[1:])
             if description:
-                schema = {**schema, "description": description}
-            return schema, conv
+                extra["description"] = description
+            return ({**schema, **extra} if extra else schema), conv
         if origin is typing.Literal:
             return _literal(args), None
         if origin is typing.Union or origin is types.UnionType:
@@ -292,8 +294,6 @@ class _Builder:
         schema = {"type": "array"}
         if item:
             schema["items"] = item
-        if container in (set, frozenset):
-            schema["uniqueItems"] = True
         make: Any = {set: set, frozenset: frozenset, tuple: tuple}.get(container)
         if item_conv is None:
             return schema, make
@@ -345,7 +345,9 @@ class _Builder:
     def _typeddict(self, tp: type, where: str) -> tuple[dict[str, Any], Converter | None]:
         hints = self._hints(tp, where)
         required_keys = getattr(tp, "__required_keys__", frozenset(hints))
-        fields = [(name, _strip_required(hint), name in required_keys) for name, hint in hints.items()]
+        # __required_keys__ misses NotRequired[...] written as a string annotation, so the
+        # wrappers (kept by include_extras) decide first.
+        fields = [(name, _strip_required(hint), _is_required(name, hint, required_keys)) for name, hint in hints.items()]
         schema, converters = self._fields(tp, fields, where)
         if not converters:
             return schema, None
@@ -444,6 +446,40 @@ def _enum(tp: type[enum.Enum]) -> dict[str, Any]:
     return schema
 
 
+_BOUNDS = (("ge", "minimum"), ("gt", "exclusiveMinimum"), ("le", "maximum"), ("lt", "exclusiveMaximum"), ("multiple_of", "multipleOf"))
+
+
+def _annotated_constraints(metadata: Sequence[Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """JSON Schema keywords from ``annotated_types`` constraints (``Ge``, ``MaxLen`` ...) and
+    ``pydantic.Field(ge=..., max_length=..., pattern=...)``, read by attribute name so that
+    neither package is imported."""
+    out: dict[str, Any] = {}
+    kind = schema.get("type")
+    for m in metadata:
+        if isinstance(m, str):
+            continue
+        nested = getattr(m, "metadata", None)  # pydantic's FieldInfo keeps its constraints here
+        if isinstance(nested, list):
+            out.update(_annotated_constraints(nested, schema))
+        for attr, key in _BOUNDS:
+            value = getattr(m, attr, None)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[key] = value
+        for attr, suffix in (("min_length", "min"), ("max_length", "max")):
+            value = getattr(m, attr, None)
+            if isinstance(value, int) and not isinstance(value, bool):
+                if kind == "string":
+                    out[f"{suffix}Length"] = value
+                elif kind == "array":
+                    out[f"{suffix}Items"] = value
+                elif kind == "object":
+                    out[f"{suffix}Properties"] = value
+        pattern = getattr(m, "pattern", None)
+        if isinstance(pattern, str) and kind == "string":
+            out["pattern"] = pattern
+    return out
+
+
 def _annotated_description(metadata: tuple[Any, ...]) -> str | None:
     for m in metadata:
         if isinstance(m, str):
@@ -462,6 +498,13 @@ def _own_doc(tp: type) -> str | None:
     if doc.startswith(f"{tp.__name__}(") or doc in ("An enumeration.", enum.Enum.__doc__):
         return None
     return doc
+
+
+def _is_required(name: str, hint: Any, required_keys: frozenset[str]) -> bool:
+    origin = typing.get_origin(hint)
+    if origin is typing.NotRequired:
+        return False
+    return origin is typing.Required or name in required_keys
 
 
 def _strip_required(hint: Any) -> Any:

@@ -295,21 +295,49 @@ def _validator_class(schema: dict[str, Any]) -> Any:
     return jsonschema.validators.validator_for(schema, default=jsonschema.Draft7Validator)
 
 
+# Tools are often rebuilt with the same schema (a @tool inside a test, a bound method per
+# instance); checking a schema against the metaschema and compiling it cost about a millisecond
+# each, so both are remembered, keyed by the schema's canonical JSON, for a bounded number.
+_CACHE_SIZE = 512
+_CHECKED: dict[str, bool] = {}
+_COMPILED: dict[str, Callable[[Any], Any]] = {}
+
+
+def _schema_key(schema: Any) -> str | None:
+    try:
+        return json.dumps(schema, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return None
+
+
+def _remember(cache: dict[str, Any], key: str, value: Any) -> None:
+    if len(cache) >= _CACHE_SIZE:
+        try:
+            cache.pop(next(iter(cache)))
+        except (RuntimeError, StopIteration, KeyError):  # another thread got there first
+            cache.clear()
+    cache[key] = value
+
+
 def check_schema(tool_name: str, schema: Any) -> None:
     """Raise :class:`ToolDefinitionError` unless ``schema`` is a valid JSON Schema for an object."""
     if not isinstance(schema, dict):
         raise ToolDefinitionError(
             f'Tool "{tool_name}": parameters must be a JSON Schema object (a dict), got {type(schema).__name__}'
         )
-    import jsonschema.exceptions
+    key = _schema_key(schema)
+    if key is None or key not in _CHECKED:
+        import jsonschema.exceptions
 
-    try:
-        _validator_class(schema).check_schema(schema)
-    except jsonschema.exceptions.SchemaError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
-        raise ToolDefinitionError(
-            f'Tool "{tool_name}" has an invalid parameters schema at {where}: {exc.message}'
-        ) from None
+        try:
+            _validator_class(schema).check_schema(schema)
+        except jsonschema.exceptions.SchemaError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
+            raise ToolDefinitionError(
+                f'Tool "{tool_name}" has an invalid parameters schema at {where}: {exc.message}'
+            ) from None
+        if key is not None:
+            _remember(_CHECKED, key, True)
     if schema.get("type") != "object":
         raise ToolDefinitionError(
             f'Tool "{tool_name}": the parameters schema must have "type": "object" (providers accept only '
@@ -362,21 +390,28 @@ class ArgumentValidator:
         if isinstance(schema_uri, str):
             schema_uri = schema_uri.rstrip("#")
         if schema_uri in _FAST_DRAFTS:
+            key = _schema_key(self.schema)
+            cached = _COMPILED.get(key) if key is not None else None
+            if cached is not None:
+                return cached
             import fastjsonschema
 
             try:
-                return fastjsonschema.compile(
+                compiled = fastjsonschema.compile(
                     self.schema, use_default=False, use_formats=False, detailed_exceptions=False
                 )
             except Exception:  # noqa: BLE001 - any schema fastjsonschema cannot compile uses jsonschema
-                pass
-        validator = self._validator()
+                return self.reference_check
+            if key is not None:
+                _remember(_COMPILED, key, compiled)
+            return compiled
+        return self.reference_check
 
-        def check(args: Any) -> None:
-            if not validator.is_valid(args):
-                raise _Invalid
-
-        return check
+    def reference_check(self, args: Any) -> None:
+        """Raise unless ``jsonschema`` accepts ``args``: the check for schemas that
+        fastjsonschema cannot compile, and the reference the fast path is tested against."""
+        if not self._validator().is_valid(args):
+            raise _Invalid
 
     def _validator(self) -> Any:
         if self._draft is None:

@@ -59,7 +59,10 @@ class Accumulator:
 
     def _toolcall_delta(self, event: ToolCallDeltaEvent) -> None:
         self._block(event.content_index, ToolCall)
-        self._fragments[event.content_index].append(event.delta)
+        fragments = self._fragments.get(event.content_index)
+        if fragments is None:
+            raise StreamProtocolError(f"toolcall_delta for the ToolCall at content_index {event.content_index} after its toolcall_end")
+        fragments.append(event.delta)
 
     def _thinking_delta(self, event: ThinkingDeltaEvent) -> None:
         self._block(event.content_index, ThinkingContent).thinking += event.delta

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
@@ -116,7 +117,8 @@ class ScriptedProvider(BaseProvider):
         retry: how to treat an :class:`HttpFault` turn: by default it raises the typed
             :class:`ProviderError` at once; with a policy, a retryable status consumes the next
             turn after the policy's (injected) sleep, as an HTTP adapter would.
-        sleep: how :class:`Delay` faults wait (inject a fake to keep tests instant).
+        sleep: how :class:`Delay` faults wait (inject a fake to keep tests instant); retry
+            waits use the policy's own ``sleep``, as the HTTP adapters do.
         ids: the tool-call id factory for calls the script gives no id.
 
     Attributes:
@@ -185,7 +187,7 @@ class ScriptedProvider(BaseProvider):
             wait = self.retry.delay(attempt, err)
             if wait is None:
                 raise err
-            self.sleep(wait)
+            self.retry.sleep(wait)
             attempt += 1
             turn = self._take()
         events = turn_events(turn, ids=self.ids, chunk_size=self.chunk_size, model=self.model)
@@ -206,12 +208,50 @@ class ScriptedProvider(BaseProvider):
             )
 
 
+def _run_coroutine(awaitable: Any) -> Any:
+    """Await ``awaitable`` from sync code: on a private loop, or on a worker thread when this
+    thread already runs one (``run()`` called from async code), where a nested loop cannot run."""
+
+    async def wait() -> Any:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wait())
+    box: dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = asyncio.run(wait())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=target, name="loopkit-function-provider")
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+async def _drain(events: Any) -> tuple[list[Any], Exception | None]:
+    out: list[Any] = []
+    try:
+        async for event in events:
+            out.append(event)
+    except Exception as exc:  # noqa: BLE001 - re-raised after the events that preceded it
+        return out, exc
+    return out, None
+
+
 class FunctionProvider(BaseProvider):
     """Answers with a function of the request (sync or async).
 
     The function returns a :class:`Turn`, a string (a text answer), a finished
     :class:`AssistantMessage` (sent as a single ``done`` event with no ``start``), or an iterable
-    of stream events (sent as they are: the way to test a provider that misbehaves).
+    or async iterable of stream events (sent as they are: the way to test a provider that
+    misbehaves).
     """
 
     def __init__(self, fn: Callable[[ModelRequest], Any], *, chunk_size: int = 16, ids: Callable[[], str] | None = None) -> None:
@@ -237,11 +277,15 @@ class FunctionProvider(BaseProvider):
         self.requests.append(request)
         answer = self.fn(request)
         if inspect.isawaitable(answer):
-            loop = asyncio.new_event_loop()
-            try:
-                answer = loop.run_until_complete(answer)
-            finally:
-                loop.close()
+            answer = _run_coroutine(answer)
+        if hasattr(answer, "__aiter__"):
+            # an async iterator of events, driven from sync code: drain it, then replay what it
+            # sent and the error it stopped with, so a failure still comes after its events
+            events, error = _run_coroutine(_drain(answer))
+            yield from events
+            if error is not None:
+                raise error
+            return
         yield from self._events(answer)
 
     async def astream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:

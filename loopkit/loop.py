@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .accumulate import Accumulator
-from .errors import StreamProtocolError
+from .errors import StreamProtocolError, UsageError
 from .events import (
     AgentEnd,
     AgentEvent,
@@ -139,7 +139,7 @@ def as_messages(value: Any, clock: Callable[[], int]) -> list[Message]:
         elif isinstance(item, (UserMessage, AssistantMessage, ToolResultMessage)):
             out.append(item)
         else:
-            raise TypeError(f"a steering or follow-up callback returned {type(item).__name__}; expected str or a message")
+            raise UsageError(f"a steering or follow-up callback returned {type(item).__name__}; expected str or a message")
     return out
 
 
@@ -242,6 +242,9 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
                 except StreamProtocolError as exc:
                     failure = exc
                     break
+                except Exception as exc:  # a malformed event (a delta that is not a str ...)
+                    failure = StreamProtocolError(f"could not apply stream event {event!r}: {type(exc).__name__}: {exc}")
+                    break
                 if not started:
                     started = True
                     emit(MessageStart(message=acc.message))
@@ -291,10 +294,16 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
                             result = _error_result(problem)
                         else:
 
-                            def on_update(partial: Any, _c=cid, _n=name, _r=raw) -> None:
+                            running = [True]
+
+                            def on_update(partial: Any, _c=cid, _n=name, _r=raw, _running=running) -> None:
+                                if not _running[0]:
+                                    # an update after tool_execution_end would break the event order
+                                    raise UsageError(f'on_update was called for tool call {_c} ("{_n}") after that call had finished')
                                 emit(ToolExecutionUpdate(tool_call_id=_c, tool_name=_n, args=_r, partial_result=partial))
 
                             out = yield (TOOL, tool, args, call, on_update)
+                            running[0] = False
                             if type(out) is Raised:
                                 result = _error_result(error_text(out.error))
                             else:

@@ -20,7 +20,7 @@ from .errors import LoopkitError, UsageError
 from .events import AgentEvent
 from .loop import END, FOLLOW_KIND, MODEL, NEXT_KIND, STEER_KIND, TOOL, LoopConfig, LoopOutcome, Raised, agent_loop
 from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage, total_usage
-from .provider import AbortSignal, Provider, ToolChoice
+from .provider import AbortSignal, Provider, ToolChoice, _sync_iter
 from .tools import Tool, ToolRegistry, adapt_tool, default_registry, resolve_tools
 
 Clock = Callable[[], int]
@@ -270,6 +270,29 @@ def _in_thread(fn: Callable[[], Any]) -> Any:
     return box.get("value")
 
 
+def _open_sync(provider: Provider, request: Any) -> Iterator[Any]:
+    """The provider's stream for the sync driver; an ``astream``-only provider is stepped on a
+    private event loop (``_config`` accepts a provider with either method)."""
+    stream = getattr(provider, "stream", None)
+    if stream is not None:
+        return iter(stream(request))
+    return _sync_iter(provider.astream(request))
+
+
+def _open_async(provider: Provider, request: Any) -> Any:
+    """The provider's async stream for the async driver; a ``stream``-only provider's events
+    are iterated as they come."""
+    astream = getattr(provider, "astream", None)
+    if astream is not None:
+        return astream(request).__aiter__()
+    return _aiter(provider.stream(request))
+
+
+async def _aiter(events: Any) -> Any:
+    for event in events:
+        yield event
+
+
 def _drive_sync(cfg: LoopConfig, provider: Provider, steering: Callable[[], Any] | None, follow_ups: Callable[[], Any] | None) -> LoopOutcome:
     signal = cfg.abort_signal
     gen = agent_loop(cfg)
@@ -290,7 +313,7 @@ def _drive_sync(cfg: LoopConfig, provider: Provider, steering: Callable[[], Any]
                     stream = None
                 if kind == MODEL:
                     try:
-                        stream = iter(provider.stream(action[1]))
+                        stream = _open_sync(provider, action[1])
                         value = next(stream, END)
                     except Exception as exc:
                         value = Raised(exc)
@@ -302,10 +325,10 @@ def _drive_sync(cfg: LoopConfig, provider: Provider, steering: Callable[[], Any]
                             value = coros.run(value)
                     except Exception as exc:
                         value = Raised(exc)
-                elif kind == STEER_KIND:
-                    value = steering()  # type: ignore[misc]
                 else:
-                    value = follow_ups()  # type: ignore[misc]
+                    value = steering() if kind == STEER_KIND else follow_ups()  # type: ignore[misc]
+                    if inspect.isawaitable(value):
+                        value = coros.run(value)
             action = gen.send(value)
     except StopIteration as stop:
         return stop.value
@@ -336,7 +359,7 @@ async def _drive_async(cfg: LoopConfig, provider: Provider, steering: Callable[[
                     stream = None
                 if kind == MODEL:
                     try:
-                        stream = provider.astream(action[1]).__aiter__()
+                        stream = _open_async(provider, action[1])
                         value = await stream.__anext__()
                     except StopAsyncIteration:
                         value = END
@@ -404,6 +427,7 @@ def run(
             returns (messages or strings) is injected before the next model call, and the round's
             remaining tool calls are skipped.
         follow_ups: polled when the loop would stop; what it returns starts another round.
+            Either callback may be async, as tools may.
         on_event: called with every loop event as it happens.
         history: earlier messages to send before the prompt.
         system: the system prompt.

@@ -31,8 +31,11 @@ from .provider import AbortSignal, ToolSpec
 _NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}")
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 
-_KWARGS = 0  # fn(**args, <injected>)
-_DICT = 1  # fn(args, <injected>): an executor that takes the arguments as one dict
+_SIGNAL_ALIASES = frozenset({"cancel", "cancel_event"})  # OpenProgram's names, for adapted executors
+# How an executor takes its arguments: _KWARGS, fn(**args, <injected>); _DICT, fn(args,
+# <injected>) for one positional-only parameter; a str, fn(<that name>=args, <injected>).
+_KWARGS = 0
+_DICT = 1
 
 
 class Tool:
@@ -86,7 +89,9 @@ class Tool:
     ) -> None:
         if not callable(execute):
             raise ToolDefinitionError(f"Tool '{name}': execute must be callable, got {type(execute).__name__}")
-        schema = copy.deepcopy(dict(parameters)) if parameters is not None else copy.deepcopy(_EMPTY_OBJECT)
+        if parameters is None:
+            parameters = _EMPTY_OBJECT
+        schema = copy.deepcopy(dict(parameters) if isinstance(parameters, Mapping) else parameters)
         if description is None:
             description = parse_docstring(inspect.getdoc(execute)).description
         style, injected = _executor_convention(execute, schema)
@@ -99,7 +104,7 @@ class Tool:
         parameters: dict[str, Any],
         source: Any,
         fn: Callable[..., Any],
-        style: int,
+        style: int | str,
         injected: tuple[str, ...],
         converters: tuple[tuple[str, Converter], ...],
         unbound: bool,
@@ -143,6 +148,8 @@ class Tool:
     ) -> Tool:
         """A tool from a typed function (what :func:`tool` does). A first parameter named
         ``self`` makes it a method: reach it through an instance to get a bound tool."""
+        if isinstance(fn, Tool):
+            raise ToolDefinitionError(f"{fn!r} is already a Tool; build a new one from the function itself")
         if isinstance(fn, staticmethod):
             fn = fn.__func__
         if isinstance(fn, classmethod):
@@ -154,7 +161,7 @@ class Tool:
         if name is None:
             name = getattr(fn, "__name__", None)
             if name is None or name == "<lambda>":
-                raise ToolDefinitionError(f"Cannot name a tool after {fn!r}; pass name=")
+                raise ToolDefinitionError(f"Cannot name a tool after {fn!r}; use tool(fn, name=...)")
         given = copy.deepcopy(dict(parameters)) if parameters is not None else None
         info = function_schema(fn, tool_name=name, parameters=given)
         self = cls.__new__(cls)
@@ -187,6 +194,9 @@ class Tool:
             <the original arguments as 2-space-indented JSON>
 
         Non-object arguments give ``Tool arguments must be an object, got <JSON type>``.
+        Coercion is spec §4.3's, except that a boolean given for a string becomes ``"true"`` /
+        ``"false"`` (JSON's spelling; OpenProgram writes ``"True"``) and that type lists and
+        ``anyOf`` branches (``Optional[int]``) are coerced too; see :mod:`loopkit._validation`.
         """
         return self._validator.prepare(raw_args)
 
@@ -199,16 +209,21 @@ class Tool:
         on_update: Callable[[Any], None] | None = None,
     ) -> Any:
         """Call the tool with prepared ``args``; injects ``signal``, ``on_update`` and
-        ``tool_call_id`` where the function declares them. Returns the function's value, or an
-        awaitable when the function is async (check ``inspect.isawaitable``: a sync executor may
-        return one too)."""
+        ``tool_call_id`` where the function declares them (a never-set signal and a no-op
+        ``on_update`` when None is given, so a tool can always use them). Returns the function's
+        value, or an awaitable when the function is async (check ``inspect.isawaitable``: a sync
+        executor may return one too)."""
         if self._plain:
             return self._fn(**args)
         if self._unbound:
             raise UsageError(f"Tool '{self.name}' is a method: use it through an instance (obj.{self.name})")
-        if self._style == _DICT:
+        style = self._style
+        if style == _DICT:
             positional: tuple[Any, ...] = (dict(args),)
             kwargs: dict[str, Any] = {}
+        elif type(style) is str:
+            positional = ()
+            kwargs = {style: dict(args)}
         else:
             positional = ()
             kwargs = dict(args)
@@ -216,7 +231,12 @@ class Tool:
                 if key in kwargs:
                     kwargs[key] = convert(kwargs[key])
         for key in self._injected:
-            kwargs[key] = signal if key == "signal" else on_update if key == "on_update" else tool_call_id
+            if key == "signal" or key in _SIGNAL_ALIASES:
+                kwargs[key] = signal if signal is not None else AbortSignal()
+            elif key == "on_update":
+                kwargs[key] = on_update if on_update is not None else _ignore_update
+            else:
+                kwargs[key] = tool_call_id
         return self._fn(*positional, **kwargs)
 
     # --- Python protocol ----------------------------------------------------------------------
@@ -253,6 +273,10 @@ class Tool:
         return f"Tool(name={self.name!r}, source={self.source!r})"
 
 
+def _ignore_update(partial_result: Any) -> None:
+    return None
+
+
 def _is_async(fn: Callable[..., Any]) -> bool:
     if inspect.iscoroutinefunction(fn):
         return True
@@ -260,22 +284,26 @@ def _is_async(fn: Callable[..., Any]) -> bool:
     return call is not None and not inspect.isfunction(fn) and inspect.iscoroutinefunction(call)
 
 
-def _executor_convention(execute: Callable[..., Any], schema: Mapping[str, Any]) -> tuple[int, tuple[str, ...]]:
+def _executor_convention(execute: Callable[..., Any], schema: Mapping[str, Any]) -> tuple[int | str, tuple[str, ...]]:
     """How to call an adapted executor (spec/loop.md §4.5): ``execute(**args)``, or
-    ``execute(args)`` when it takes one positional parameter that is not a schema property."""
+    ``execute(args)`` when it takes one positional parameter that is not a schema property.
+    OpenProgram's ``cancel`` / ``cancel_event`` receive the signal too, unless they are schema
+    properties."""
     try:
         params = list(inspect.signature(execute).parameters.values())
     except (TypeError, ValueError):
         return _KWARGS, ()
-    injected = tuple(p.name for p in params if p.name in INJECTED and p.kind is not p.POSITIONAL_ONLY)
-    rest = [p for p in params if p.name not in INJECTED or p.kind is p.POSITIONAL_ONLY]
-    props = schema.get("properties") if isinstance(schema.get("properties"), Mapping) else {}
-    if (
-        len(rest) == 1
-        and rest[0].kind in (rest[0].POSITIONAL_ONLY, rest[0].POSITIONAL_OR_KEYWORD)
-        and rest[0].name not in props
-    ):
-        return _DICT, injected
+    props = schema.get("properties") if isinstance(schema, Mapping) else None
+    props = props if isinstance(props, Mapping) else {}
+    names = INJECTED | {n for n in _SIGNAL_ALIASES if n not in props}
+    injected = tuple(p.name for p in params if p.name in names and p.kind is not p.POSITIONAL_ONLY)
+    rest = [p for p in params if p.name not in injected]
+    if len(rest) == 1 and rest[0].name not in props:
+        if rest[0].kind is rest[0].POSITIONAL_ONLY:
+            return _DICT, injected
+        if rest[0].kind is rest[0].POSITIONAL_OR_KEYWORD:
+            # by name, so that injected extras declared before it do not collide
+            return rest[0].name, injected
     return _KWARGS, injected
 
 
@@ -605,6 +633,13 @@ def to_tool_result(value: Any) -> ToolResult:
     - anything else is JSON: ``json.dumps(value, ensure_ascii=False)``, with pydantic models,
       dataclasses, enums and sets as their JSON form and other objects as ``str(obj)``.
     """
+    kind = type(value)
+    if kind is str:
+        return ToolResult(content=[TextContent(text=value)])
+    if kind is int:
+        return ToolResult(content=[TextContent(text=int.__repr__(value))])
+    if kind is dict:
+        return ToolResult(content=[TextContent(text=_to_json(value))])
     if isinstance(value, ToolResult):
         if not value.is_error and _legacy_error(value.details):
             return dataclasses.replace(value, is_error=True)
@@ -634,11 +669,14 @@ def to_tool_result(value: Any) -> ToolResult:
         if is_error is None:
             is_error = _legacy_error(details)
         return ToolResult(content=[_block(b) for b in content], details=details, is_error=bool(is_error))
+    return ToolResult(content=[TextContent(text=_to_json(value))])
+
+
+def _to_json(value: Any) -> str:
     try:
-        text = json.dumps(value, ensure_ascii=False, default=_json_default)
+        return _ENCODER.encode(value)
     except (TypeError, ValueError):  # a circular structure
-        text = str(value)
-    return ToolResult(content=[TextContent(text=text)])
+        return str(value)
 
 
 def _legacy_error(details: Any) -> bool:
@@ -656,7 +694,7 @@ def _block(block: Any) -> TextContent | ImageContent:
         return TextContent(text=str(get("text", "")))
     if kind == "image":
         return ImageContent(data=get("data"), mime_type=get("mime_type") or get("mimeType"))
-    return TextContent(text=json.dumps(block, ensure_ascii=False, default=_json_default))
+    return TextContent(text=_ENCODER.encode(block))
 
 
 def _json_default(obj: Any) -> Any:
@@ -677,6 +715,10 @@ def _json_default(obj: Any) -> Any:
     if isinstance(obj, tuple):
         return list(obj)
     return str(obj)
+
+
+# One encoder for every result: json.dumps with options builds a new encoder on each call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=_json_default)
 
 
 def error_text(exc: BaseException) -> str:
