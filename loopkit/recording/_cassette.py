@@ -69,8 +69,6 @@ class Cassette:
         self._played: set[int] = set()
         self.recorded: list[int] = []
         self.served = 0  # requests answered from the recording
-        self._in_flight = 0  # requests being recorded whose response has not finished
-        self._pending: Any = None  # a transcript waiting for the in-flight interaction
         # Exact request bytes -> canonical key: a live body byte-identical to a recorded one (what
         # loopkit's adapters send: compact JSON) skips json.loads and the canonical re-dump.
         self._raw: dict[tuple[str, str, bytes], Key] = {}
@@ -198,28 +196,8 @@ class Cassette:
 
     # --- recording ----------------------------------------------------------------------------
 
-    def begin_recording(self) -> None:
-        """A transport started recording a request (its interaction is added when it finishes)."""
-        with self._lock:
-            self._in_flight += 1
-
-    def abandon_recording(self) -> None:
-        """A request announced by :meth:`begin_recording` failed before any response."""
-        with self._lock:
-            self._in_flight -= 1
-
-    def add(self, interaction: Interaction, *, finishes_recording: bool = False) -> int:
-        """Scrub and append an interaction; returns its index.
-
-        Args:
-            finishes_recording: the interaction is the one a :meth:`begin_recording` announced; a
-                transcript stored while it was in flight is attached to it.
-        """
-        with self._lock:
-            if finishes_recording:
-                self._in_flight -= 1
-                if self._pending is not None and interaction.transcript is None:
-                    interaction.transcript, self._pending = self._pending, None
+    def add(self, interaction: Interaction) -> int:
+        """Scrub and append an interaction; returns its index."""
         interaction = self.scrubber.interaction(interaction)
         with self._lock:
             n = len(self.file.interactions)
@@ -230,26 +208,6 @@ class Cassette:
                 key = self._remember(n, interaction.request)
                 self._cursor[key] = len(self._index[key])
         return n
-
-    def attach_transcript(self, transcript: Any, *, recorded_before: int, served_before: int) -> None:
-        """Store a model call's transcript with the HTTP interaction that answered it.
-
-        That is the last interaction recorded since ``recorded_before`` (retries record several),
-        else the one still being recorded, else none when the call was answered from the
-        recording; a call that made no HTTP request through this cassette gets an interaction of
-        its own.
-        """
-        with self._lock:
-            new = self.recorded[recorded_before:]
-            if self._in_flight:
-                self._pending = transcript
-                return
-            if new:
-                self.file.interactions[new[-1]].transcript = transcript
-                return
-            if self.served != served_before:
-                return
-        self.add(Interaction(transcript=transcript))
 
     def save(self, path: str | os.PathLike[str] | None = None) -> Path:
         """Scan for secrets and write the cassette atomically; refuses (CassetteError) on a finding."""

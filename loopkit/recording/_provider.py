@@ -10,7 +10,7 @@ through any other adapter. :class:`RecordingProvider` writes the transcripts whi
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from ..accumulate import Accumulator
@@ -34,8 +34,9 @@ from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall,
 from ..provider import BaseProvider, ModelRequest, Provider
 from ..script import ScriptedCall, Script, Turn
 from ..serde import dump_message, dump_request, load_message
+from ._calls import CURRENT_CALL, ModelCall
 from ._cassette import Cassette
-from ._format import CassetteFile, Transcript
+from ._format import CassetteFile, Interaction, Transcript
 from ._match import first_difference, message_index, short
 from ._scrub import _scrub_value
 
@@ -190,18 +191,45 @@ class RecordingProvider(BaseProvider):
         self.cassette = cassette
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
-        before, served = len(self.cassette.recorded), self.cassette.served
+        call, served = ModelCall(), self.cassette.served
         acc = Accumulator()
-        for event in self.provider.stream(request):
+        events = iter(self.provider.stream(request))
+        while True:
+            # the variable is set only while the wrapped provider runs, never across our yield
+            token = CURRENT_CALL.set(call)
+            try:
+                event = next(events)
+            except StopIteration:
+                return
+            finally:
+                CURRENT_CALL.reset(token)
             acc.feed(event)
             if acc.finished:  # store before yielding: a consumer may stop at the terminal event
-                self._store(request, acc.message, before, served)
+                self._store(request, acc.message, call, served)
             yield event
 
-    def _store(self, request: ModelRequest, message: AssistantMessage, before: int, served: int) -> None:
+    async def astream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        call, served = ModelCall(), self.cassette.served
+        acc = Accumulator()
+        events = self.provider.astream(request).__aiter__()
+        while True:
+            token = CURRENT_CALL.set(call)
+            try:
+                event = await events.__anext__()
+            except StopAsyncIteration:
+                return
+            finally:
+                CURRENT_CALL.reset(token)
+            acc.feed(event)
+            if acc.finished:
+                self._store(request, acc.message, call, served)
+            yield event
+
+    def _store(self, request: ModelRequest, message: AssistantMessage, call: ModelCall, served: int) -> None:
         if not self.cassette.records:
             return
         transcript = Transcript.model_validate(
             {"request": _scrub_value(dump_request(request), ()), "message": _scrub_value(dump_message(message), ())}
         )
-        self.cassette.attach_transcript(transcript, recorded_before=before, served_before=served)
+        if not call.finished(transcript) and self.cassette.served == served:
+            self.cassette.add(Interaction(transcript=transcript))  # no HTTP through the cassette

@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 
 from ._bodies import chunk_bytes, header, request_body_fields, response_chunks
+from ._calls import CURRENT_CALL
 from ._cassette import Cassette
 from ._format import Interaction, RecordedRequest, RecordedResponse
 
@@ -220,13 +221,14 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         )
         # A compressed body would be stored as unreadable base64; ask the server for plain bytes.
         request.headers["accept-encoding"] = "identity"
-        self.cassette.begin_recording()
         return recorded, self.clock()
 
     def _wrap(self, request: Any, response: Any, recorded: RecordedRequest, start: float) -> Any:
         status = response.status_code
         headers = [(k.lower(), v) for k, v in response.headers.multi_items()]
         cassette = self.cassette
+        call = CURRENT_CALL.get()
+        slot = call.request_started() if call is not None else None
 
         def commit(pieces: list[tuple[float, bytes]], failure: BaseException | None) -> None:
             chunks, codec, tail = response_chunks(pieces, header(headers, "content-type"))
@@ -237,7 +239,10 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                 data["tail_base64"] = tail
             if failure is not None:
                 data["failure"] = {"type": type(failure).__name__, "message": str(failure)}
-            cassette.add(Interaction(request=recorded, response=RecordedResponse.model_validate(data)), finishes_recording=True)
+            interaction = Interaction(request=recorded, response=RecordedResponse.model_validate(data))
+            cassette.add(interaction)
+            if call is not None and slot is not None:
+                call.request_finished(slot, interaction)
 
         stream = self._record_cls(response.stream, self.clock, start, commit)
         return self.mod.Response(status, headers=response.headers, stream=stream, extensions=response.extensions, request=request)
@@ -260,11 +265,7 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if inter is not None:
             return self._replay(inter, request)
         recorded, start = self._prepare_record(request, content)
-        try:
-            response = self._inner().handle_request(request)
-        except BaseException:
-            self.cassette.abandon_recording()
-            raise
+        response = self._inner().handle_request(request)
         return self._wrap(request, response, recorded, start)
 
     async def handle_async_request(self, request: Any) -> Any:
@@ -273,11 +274,7 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         if inter is not None:
             return self._replay(inter, request)
         recorded, start = self._prepare_record(request, content)
-        try:
-            response = await self._ainner().handle_async_request(request)
-        except BaseException:
-            self.cassette.abandon_recording()
-            raise
+        response = await self._ainner().handle_async_request(request)
         return self._wrap(request, response, recorded, start)
 
     def close(self) -> None:

@@ -136,3 +136,23 @@ def test_boto3_records_through_vcrpy_and_replays_without_the_server(tmp_path, aw
         replayed = boto_stream(url)  # the simulator is gone: this can only come from the cassette
     assert replayed == live
     assert [next(iter(e)) for e in live][-2:] == ["messageStop", "metadata"]
+
+
+def test_async_loop_records_and_replays(tmp_path):
+    """arun drives the adapter's async client through the same cassette transport."""
+    path = tmp_path / "bedrock_async.json"
+
+    async def go(transport, cassette=None):
+        provider = BedrockProvider(model=MODEL, api_key="k", base_url="https://bedrock-runtime.us-east-1.amazonaws.com", transport=transport)
+        if cassette is not None:
+            provider = RecordingProvider(provider, cassette)
+        return await loopkit.arun(provider, "What is 2+3?", tools=[add], clock=loopkit.TickClock(start=1))
+
+    import asyncio
+
+    cassette = Cassette(path, record_mode="once")
+    live = asyncio.run(go(CassetteTransport(cassette, simulators.transport("bedrock", SCRIPT)), cassette))
+    cassette.save()
+    assert [(i.request is not None, i.transcript is not None) for i in load_cassette_file(path).interactions] == [(True, True)] * 2
+    replayed = asyncio.run(go(ReplayTransport(Cassette(path))))
+    assert replayed.messages == live.messages
