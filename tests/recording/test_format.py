@@ -131,3 +131,10 @@ def test_concurrent_writers_of_different_cassettes(tmp_path):
         pool.map(_writer, [(str(tmp_path / f"c{n}.json"), n, 5) for n in range(4)])
     for n in range(4):
         assert load_cassette_file(tmp_path / f"c{n}.json").meta == {"writer": n, "round": 4}
+
+
+def test_recording_namespace_is_sorted_and_complete():
+    import loopkit.recording as rec
+
+    assert list(rec.__all__) == sorted(set(rec.__all__))
+    assert [n for n in rec.__all__ if not hasattr(rec, n)] == []
