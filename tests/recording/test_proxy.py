@@ -50,3 +50,26 @@ def test_proxy_records_a_streamed_exchange(tmp_path):
     assert b"".join(c.text.encode() for c in inter.response.chunks) == b"".join(EVENTS)
     with httpx.Client(transport=ReplayTransport(Cassette(path))) as c:
         assert c.post(f"http://127.0.0.1:{upstream.server_port}/v1/chat/completions", json={"messages": []}).content == b"".join(EVENTS)
+
+
+def test_record_command_parses_and_reports_a_busy_port(tmp_path):
+    """``loopkit record`` builds its proxy from the options; a port in use is an error, not a crash."""
+    import argparse
+    import io
+    import socket
+
+    from loopkit.cli import record
+
+    parser = argparse.ArgumentParser(prog="loopkit")
+    record.add_parser(parser.add_subparsers(dest="command"))
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    try:
+        args = parser.parse_args(["record", "--upstream", "http://127.0.0.1:9", "--cassette", str(tmp_path / "c.json"), "--port", str(busy.getsockname()[1])])
+        assert (args.record_mode, args.handler) == ("all", record.run)
+        out = io.StringIO()
+        assert record.run(args, out=out) == 2
+        assert out.getvalue().startswith("error: ")
+    finally:
+        busy.close()
