@@ -136,14 +136,17 @@ class CassetteFile(_Model):
     interactions: list[Interaction] = Field(default_factory=list)
 
 
+_MODEL_NAMES = frozenset({"RecordedRequest", "RecordedResponse", "Chunk", "StreamFailure", "Transcript", "Interaction"})
+
+
 def _field_path(loc: tuple[Any, ...]) -> str:
+    """pydantic's error location as ``interactions[0].response.chunks[2]`` (validator and union
+    tags left out)."""
     out = ""
     for part in loc:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif part in ("RecordedRequest", "RecordedResponse", "Transcript", "function-after[_one_payload(), Chunk]"):
-            continue
-        elif str(part).startswith("function-"):
+        elif part in _MODEL_NAMES or str(part).startswith("function-"):
             continue
         else:
             out += f".{part}" if out else str(part)

@@ -9,7 +9,7 @@ import json
 import httpx
 
 from loopkit.cli import cassette as cassette_cli
-from loopkit.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
+from loopkit.messages import AssistantMessage, TextContent, ToolCall, UserMessage
 from loopkit.provider import ModelRequest
 from loopkit.recording import Cassette, RecordingTransport, Transcript, dump_cassette, load_cassette_file
 from loopkit.serde import dump_message, dump_request
