@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -79,6 +79,17 @@ class CassetteFixture:
         self.path: Path = cassette.path
         self.record_mode: str = cassette.record_mode
         self.timing = timing
+        self.vcr_cassettes: list[Any] = []
+
+    @contextmanager
+    def vcr(self, **kwargs: Any) -> Iterator[Any]:
+        """Record or replay this test's cassette through vcrpy (for clients whose transport
+        cannot be injected, such as boto3); ``kwargs`` go to ``make_vcr``."""
+        from loopkit.recording import make_vcr
+
+        with make_vcr(record_mode=self.record_mode, **kwargs).use_cassette(str(self.path)) as cassette:
+            self.vcr_cassettes.append(cassette)
+            yield cassette
 
     def transport(self, inner: Any = None, *, httpx_module: Any = None, **kwargs: Any) -> Any:
         """A :class:`~loopkit.recording.CassetteTransport` for an httpx (or httpx2) client;
@@ -120,11 +131,20 @@ def loopkit_cassette(request: pytest.FixtureRequest) -> Iterator[CassetteFixture
     cassette = Cassette(path, record_mode=mode, **options)
     with ExitStack() as stack:
         guard = None if (cassette.records or allow_network) else stack.enter_context(block_network())
-        yield CassetteFixture(cassette, timing)
+        fixture = CassetteFixture(cassette, timing)
+        yield fixture
     if cassette.recorded:
         cassette.save()
     passed = request.node.stash.get(_OUTCOME, False)
     if guard is not None and guard.attempts and passed:
         pytest.fail(f"the test tried to reach the network while replaying {path}: {', '.join(guard.attempts)}", pytrace=False)
-    if fail_unplayed and cassette.replays and passed:
+    if not (fail_unplayed and cassette.replays and passed):
+        return
+    if fixture.vcr_cassettes:
+        for vc in fixture.vcr_cassettes:
+            if not vc.all_played:
+                from loopkit.errors import UnplayedInteractions
+
+                raise UnplayedInteractions(f"{path}: {len(vc.data) - vc.play_count} recorded interaction(s) were never requested (through vcrpy)")
+    else:
         cassette.assert_all_played()

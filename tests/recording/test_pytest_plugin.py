@@ -95,3 +95,30 @@ def test_one_allowed(loopkit_cassette):
     result = pytester.runpytest(*PLUGIN_ARGS, "test_two.py::test_one", "test_two.py::test_one_allowed")
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(["*UnplayedInteractions*1 recorded interaction(s) were never requested*"])
+
+
+def test_vcr_helper_for_clients_without_an_injectable_transport(pytester):
+    """``loopkit_cassette.vcr()`` records through vcrpy into the same per-test file and replays."""
+    pytester.makepyfile(
+        test_sdk="""
+import httpx2
+
+class Body(httpx2.SyncByteStream):
+    def __iter__(self):
+        yield b"data: 1\\n\\ndata: 2\\n\\n"
+
+def server(request):
+    return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=Body())
+
+def test_sdk(loopkit_cassette):
+    with loopkit_cassette.vcr():
+        with httpx2.Client(transport=httpx2.MockTransport(server)) as c:
+            with c.stream("POST", "https://api.example.com/v1/x", json={"q": 1}) as r:
+                chunks = list(r.iter_raw())
+    assert b"".join(chunks) == b"data: 1\\n\\ndata: 2\\n\\n"
+"""
+    )
+    pytester.runpytest(*PLUGIN_ARGS, "--loopkit-record=once").assert_outcomes(passed=1)
+    data = json.loads((pytester.path / "cassettes" / "test_sdk" / "test_sdk.json").read_text())
+    assert [c["text"] for c in data["interactions"][0]["response"]["chunks"]] == ["data: 1\n\n", "data: 2\n\n"]
+    pytester.runpytest(*PLUGIN_ARGS).assert_outcomes(passed=1)
