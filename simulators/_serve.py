@@ -76,6 +76,7 @@ class SimulatorTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in separate writes: avoid the 40 ms ACK wait
     server: _Server
 
     def log_message(self, format: str, *args: object) -> None:  # quiet: tests read sim.requests

@@ -11,6 +11,11 @@ from dataclasses import dataclass
 from ..errors import WireError
 
 
+RAW_LINE = ":raw-line"
+"""The ``event`` of what :class:`SSEDecoder` returns for a line that is no SSE field when it was
+built with ``raw_lines=True`` (google-genai accepts bare JSON lines in a Gemini stream)."""
+
+
 @dataclass(slots=True)
 class SSEEvent:
     event: str
@@ -19,11 +24,18 @@ class SSEEvent:
 
 
 class SSEDecoder:
-    """``feed(bytes) -> [SSEEvent]``; ``close()`` reports whether an event was cut off."""
+    """``feed(bytes) -> [SSEEvent]``; ``close()`` reports whether an event was cut off.
 
-    __slots__ = ("_buf", "_data", "_event", "_id", "_pending_cr")
+    Args:
+        raw_lines: return each line that is not an SSE field (``data``, ``event``, ``id``,
+            ``retry``, a comment or a blank line) as ``SSEEvent(RAW_LINE, line)``, in order,
+            instead of ignoring it.
+    """
 
-    def __init__(self) -> None:
+    __slots__ = ("_buf", "_data", "_event", "_id", "_pending_cr", "_raw_lines")
+
+    def __init__(self, *, raw_lines: bool = False) -> None:
+        self._raw_lines = raw_lines
         self._buf = b""
         self._data: list[str] = []
         self._event = ""
@@ -65,6 +77,8 @@ class SSEDecoder:
                 self._event = value
             elif name == "id":
                 self._id = value
+            elif self._raw_lines and name != "retry":
+                out.append(SSEEvent(RAW_LINE, line))
         return out
 
     @property
@@ -74,9 +88,14 @@ class SSEDecoder:
 
     def close(self) -> list[SSEEvent]:
         """End of stream: dispatch a final event whose fields were complete but whose blank line
-        never came (some recorded fixtures end that way); drop a half-written line."""
+        never came (some recorded fixtures end that way); drop a half-written line (with
+        ``raw_lines``, a last unterminated line that is no SSE field is returned as raw)."""
         out = []
         if self._data:
             out.append(SSEEvent(self._event or "message", "\n".join(self._data), self._id))
+        if self._raw_lines and self._buf.strip():
+            line = self._buf.decode("utf-8", "replace").rstrip("\r\n")
+            if not line.startswith(":") and line.partition(":")[0] not in ("data", "event", "id", "retry"):
+                out.append(SSEEvent(RAW_LINE, line))
         self._data, self._event, self._buf = [], "", b""
         return out
