@@ -16,6 +16,7 @@ from botocore.config import Config
 import loopkit
 import simulators
 from loopkit.providers.bedrock import BedrockProvider
+from loopkit.providers.gemini import GeminiProvider
 from loopkit.recording import Cassette, CassetteTransport, Interaction, RecordingProvider, Scrubber
 from loopkit.recording._vcr import make_vcr
 from loopkit.script import Turn, call
@@ -74,7 +75,29 @@ def bedrock_boto3(path: Path) -> None:
             list(out["stream"])
 
 
+def gemini_adapter(path: Path) -> None:
+    cassette = Cassette(path, record_mode="all")
+    transport = CassetteTransport(cassette, simulators.transport("gemini", SCRIPT), clock=Ticks())
+    provider = GeminiProvider(model="gemini-2.5-flash", api_key="example-gemini-key", base_url="https://generativelanguage.googleapis.com", transport=transport)
+    loopkit.run(RecordingProvider(provider, cassette), QUESTION, tools=[add], clock=loopkit.TickClock(start=1))
+    cassette.save()
+
+
+def gemini_sdk(path: Path) -> None:
+    import httpx2
+    from google import genai
+    from google.genai import types
+
+    cassette = Cassette(path, record_mode="all")
+    transport = CassetteTransport(cassette, simulators.transport("gemini", [Turn(text="The capital of France is Paris.", chunk_size=7)]), clock=Ticks(), httpx_module=httpx2)
+    client = genai.Client(api_key="example-gemini-key", http_options=types.HttpOptions(base_url="https://generativelanguage.googleapis.com", httpx_client=httpx2.Client(transport=transport)))
+    list(client.models.generate_content_stream(model="gemini-2.5-flash", contents="What is the capital of France?"))
+    cassette.save()
+
+
 if __name__ == "__main__":
     bedrock_adapter(HERE / "bedrock" / "adapter_tool_round_trip.json")
     bedrock_boto3(HERE / "bedrock" / "boto3_converse_stream.json")
+    gemini_adapter(HERE / "gemini" / "adapter_tool_round_trip.json")
+    gemini_sdk(HERE / "gemini" / "google_genai_stream.json")
     print("recorded:", *sorted(str(p.relative_to(HERE)) for p in HERE.rglob("*.json")), sep="\n  ")

@@ -14,6 +14,7 @@ from botocore.config import Config
 import loopkit
 from loopkit.cli import cassette as cassette_cli
 from loopkit.providers.bedrock import BedrockProvider
+from loopkit.providers.gemini import GeminiProvider
 from loopkit.recording import Cassette, ReplayProvider, ReplayTransport, block_network, use_cassette
 from loopkit.recording._vcr import make_vcr
 
@@ -28,22 +29,34 @@ def add(a: int, b: int) -> int:
 
 
 def test_examples_exist_and_verify_clean():
-    assert {p.relative_to(CASSETTES).as_posix() for p in EXAMPLES} >= {"bedrock/adapter_tool_round_trip.json", "bedrock/boto3_converse_stream.json"}
+    assert {p.relative_to(CASSETTES).as_posix() for p in EXAMPLES} >= {
+        "bedrock/adapter_tool_round_trip.json",
+        "bedrock/boto3_converse_stream.json",
+        "gemini/adapter_tool_round_trip.json",
+        "gemini/google_genai_stream.json",
+    }
     parser = argparse.ArgumentParser()
     cassette_cli.add_parser(parser.add_subparsers())
     out = io.StringIO()
     assert cassette_cli.run(parser.parse_args(["cassette", "verify", *map(str, EXAMPLES)]), out=out) == 0, out.getvalue()
 
 
-def test_bedrock_adapter_example_replays_through_the_loop():
-    with block_network(), use_cassette(CASSETTES / "bedrock" / "adapter_tool_round_trip.json") as cassette:
-        provider = BedrockProvider(model="us.amazon.nova-micro-v1:0", api_key="any", base_url="https://bedrock-runtime.us-east-1.amazonaws.com", transport=ReplayTransport(cassette))
-        result = loopkit.run(provider, QUESTION, tools=[add], clock=loopkit.TickClock(start=1))
+ADAPTERS = {
+    "bedrock": lambda t: BedrockProvider(model="us.amazon.nova-micro-v1:0", api_key="any", base_url="https://bedrock-runtime.us-east-1.amazonaws.com", transport=t),
+    "gemini": lambda t: GeminiProvider(model="gemini-2.5-flash", api_key="any", base_url="https://generativelanguage.googleapis.com", transport=t),
+}
+
+
+@pytest.mark.parametrize("protocol", sorted(ADAPTERS))
+def test_adapter_example_replays_through_the_loop(protocol):
+    path = CASSETTES / protocol / "adapter_tool_round_trip.json"
+    with block_network(), use_cassette(path) as cassette:
+        result = loopkit.run(ADAPTERS[protocol](ReplayTransport(cassette)), QUESTION, tools=[add], clock=loopkit.TickClock(start=1))
     assert result.reason == "stop"
     assert result.messages[1].tool_calls[0].arguments == {"a": 2, "b": 3}
     assert result.messages[2].text == "5"
     assert result.messages[-1].text == "2 + 3 = 5."
-    replay = ReplayProvider(Cassette(CASSETTES / "bedrock" / "adapter_tool_round_trip.json"))
+    replay = ReplayProvider(Cassette(path))
     again = loopkit.run(replay, QUESTION, tools=[add], clock=loopkit.TickClock(start=1))
     replay.assert_complete()
     assert again.messages == result.messages
@@ -66,3 +79,15 @@ def test_boto3_example_replays_offline(aws_env):
     text = "".join(e["contentBlockDelta"]["delta"].get("text", "") for e in events if "contentBlockDelta" in e)
     assert text == "<thinking>I should add.</thinking>"
     assert events[-2]["messageStop"]["stopReason"] == "tool_use"
+
+
+def test_google_genai_example_replays_offline():
+    import httpx2
+    from google import genai
+    from google.genai import types
+
+    with block_network(), use_cassette(CASSETTES / "gemini" / "google_genai_stream.json") as cassette:
+        transport = ReplayTransport(cassette, httpx_module=httpx2)
+        client = genai.Client(api_key="any", http_options=types.HttpOptions(base_url="https://generativelanguage.googleapis.com", httpx_client=httpx2.Client(transport=transport)))
+        chunks = [c.text for c in client.models.generate_content_stream(model="gemini-2.5-flash", contents="What is the capital of France?")]
+    assert "".join(chunks) == "The capital of France is Paris." and len(chunks) > 1
