@@ -218,6 +218,10 @@ def _render(value: Any, indent: str) -> tuple[str, str]:
     compact form is short stays on one line, which keeps a cassette diff one line per change.
     """
     if isinstance(value, dict) and value:
+        if not any(isinstance(v, (dict, list)) for v in value.values()):  # a flat object (a chunk)
+            flat = "{" + ", ".join(f"{_encode_str(k)}: {_leaf(v)}" for k, v in value.items()) + "}"
+            if len(flat) + len(indent) <= _INLINE_WIDTH:
+                return flat, flat
         inner = indent + "  "
         items = [(_encode_str(k), _render(v, inner)) for k, v in value.items()]
         flat = "{" + ", ".join(f"{k}: {f}" for k, (f, _) in items) + "}"
@@ -225,6 +229,10 @@ def _render(value: Any, indent: str) -> tuple[str, str]:
             return flat, flat
         return flat, "{\n" + ",\n".join(f"{inner}{k}: {p}" for k, (_, p) in items) + "\n" + indent + "}"
     if isinstance(value, list) and value:
+        if all(type(v) is str for v in value):  # a header pair
+            flat = "[" + ", ".join(map(_encode_str, value)) + "]"
+            if len(flat) + len(indent) <= _INLINE_WIDTH:
+                return flat, flat
         inner = indent + "  "
         items2 = [_render(v, inner) for v in value]
         flat = "[" + ", ".join(f for f, _ in items2) + "]"

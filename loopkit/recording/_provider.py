@@ -38,7 +38,7 @@ from ._calls import CURRENT_CALL, ModelCall
 from ._cassette import Cassette
 from ._format import CassetteFile, Interaction, Transcript
 from ._match import first_difference, message_index, short
-from ._scrub import _scrub_value
+from ._scrub import scrub_json
 
 # Fields that legitimately differ when a recording replays through another provider or clock.
 _IGNORED = frozenset({"timestamp", "api", "provider", "model", "response_id", "usage", "text_signature", "thinking_signature", "thought_signature"})
@@ -117,7 +117,7 @@ class ReplayProvider(BaseProvider):
         yield from events_for_message(message)
 
     def _check(self, n: int, t: Transcript, request: ModelRequest) -> None:
-        live = _strip(_scrub_value(dump_request(request), ()))
+        live = _strip(scrub_json(dump_request(request)))
         recorded = _strip(t.request)
         live.pop("call_number", None)
         recorded.pop("call_number", None)
@@ -229,7 +229,7 @@ class RecordingProvider(BaseProvider):
         if not self.cassette.records:
             return
         transcript = Transcript.model_validate(
-            {"request": _scrub_value(dump_request(request), ()), "message": _scrub_value(dump_message(message), ())}
+            {"request": scrub_json(dump_request(request)), "message": scrub_json(dump_message(message))}
         )
         if not call.finished(transcript) and self.cassette.served == served:
             self.cassette.add(Interaction(transcript=transcript))  # no HTTP through the cassette

@@ -93,6 +93,16 @@ def _scrub_value(value: Any, fields: Collection[str]) -> Any:
     return value
 
 
+def _needs_walk(value: Any) -> bool:
+    # One C-speed serialisation rules out (almost always) the slow per-string walk.
+    return isinstance(value, (dict, list)) and _may_hold(json.dumps(value, ensure_ascii=False)) or isinstance(value, str) and _may_hold(value)
+
+
+def scrub_json(value: Any) -> Any:
+    """A JSON value with every secret shape in its strings (and keys) replaced."""
+    return _scrub_value(value, ()) if _needs_walk(value) else value
+
+
 def scrub_texts(texts: list[str]) -> list[str]:
     """Scrub shapes over the concatenation of ``texts`` (so a key split across two stream chunks
     is caught) and cut the result at the same places; a replaced secret lands in the chunk where
@@ -190,6 +200,8 @@ class Scrubber:
 
     def json(self, value: Any) -> Any:
         """A JSON body with named fields and secret shapes replaced."""
+        if not self._fields and not _needs_walk(value):
+            return value
         return _scrub_value(value, self._fields)
 
     def request(self, req: RecordedRequest) -> None:
@@ -223,8 +235,8 @@ class Scrubber:
         if inter.response is not None:
             self.response(inter.response)
         if inter.transcript is not None:
-            inter.transcript.request = _scrub_value(inter.transcript.request, ())
-            inter.transcript.message = _scrub_value(inter.transcript.message, ())
+            inter.transcript.request = scrub_json(inter.transcript.request)
+            inter.transcript.message = scrub_json(inter.transcript.message)
         if self.hook is not None:
             replaced = self.hook(inter)
             if replaced is not None:
