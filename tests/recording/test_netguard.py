@@ -68,7 +68,7 @@ def test_loopback_is_allowed_and_guard_is_undone():
             pass
 
     server = HTTPServer(("127.0.0.1", 0), Hello)
-    t = threading.Thread(target=server.serve_forever, daemon=True)
+    t = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     t.start()
     original = socket.socket.connect
     try:
