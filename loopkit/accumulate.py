@@ -55,12 +55,18 @@ class Accumulator:
         handler(self, event)
 
     def _text_delta(self, event: TextDeltaEvent) -> None:
-        self._block(event.content_index, TextContent).text += event.delta
+        content = self.message.content
+        index = event.content_index
+        if type(index) is int and 0 <= index < len(content) and type(content[index]) is TextContent:
+            content[index].text += event.delta
+        else:
+            self._block(index, TextContent).text += event.delta
 
     def _toolcall_delta(self, event: ToolCallDeltaEvent) -> None:
-        self._block(event.content_index, ToolCall)
+        # only started, unfinished calls have fragments, so finding them is the whole check
         fragments = self._fragments.get(event.content_index)
         if fragments is None:
+            self._block(event.content_index, ToolCall)
             raise StreamProtocolError(f"toolcall_delta for the ToolCall at content_index {event.content_index} after its toolcall_end")
         fragments.append(event.delta)
 

@@ -78,13 +78,20 @@ def turn_events(turn: Turn, *, ids: Callable[[], str], chunk_size: int = 16, api
         index += 1
     if turn.text is not None:
         events.append(TextStartEvent(content_index=index))
-        events.extend([TextDeltaEvent(content_index=index, delta=p) for p in _pieces(turn.text, size)])
+        text = turn.text
+        if len(text) <= size:
+            events.append(TextDeltaEvent(content_index=index, delta=text))
+        else:
+            events.extend([TextDeltaEvent(content_index=index, delta=p) for p in _pieces(text, size)])
         events.append(TextEndEvent(content_index=index))
         index += 1
     for c in turn.tool_calls:
         raw = c.arguments if isinstance(c.arguments, str) else _ENCODE(c.arguments if type(c.arguments) is dict else dict(c.arguments))
         events.append(ToolCallStartEvent(content_index=index, id=c.id or ids(), name=c.name))
-        events.extend([ToolCallDeltaEvent(content_index=index, delta=p) for p in _pieces(raw, size)])
+        if len(raw) <= size:
+            events.append(ToolCallDeltaEvent(content_index=index, delta=raw))
+        else:
+            events.extend([ToolCallDeltaEvent(content_index=index, delta=p) for p in _pieces(raw, size)])
         events.append(ToolCallEndEvent(content_index=index, thought_signature=c.thought_signature))
         index += 1
     reason = turn.resolved_stop_reason
@@ -149,7 +156,8 @@ class ScriptedProvider(BaseProvider):
         return self._next
 
     def _take(self) -> Turn:
-        if self._next >= len(self.script):
+        turns = self.script.turns
+        if self._next >= len(turns):
             n = len(self.requests)
             raise ScriptExhausted(
                 f"ScriptedProvider: model call {n} has no turn to answer with (the script has "
@@ -157,7 +165,7 @@ class ScriptedProvider(BaseProvider):
                 call_number=n,
                 turns=len(self.script),
             )
-        turn = self.script[self._next]
+        turn = turns[self._next]
         self._next += 1
         return turn
 

@@ -8,6 +8,7 @@ data and back for cassettes, snapshots and scenario files.
 from __future__ import annotations
 
 import json
+import json.scanner
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias
 
@@ -72,15 +73,18 @@ AssistantBlock: TypeAlias = TextContent | ThinkingContent | ToolCall
 UserBlock: TypeAlias = TextContent | ImageContent
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, frozen=True)
 class UsageCost:
-    """Cost in dollars, per category."""
+    """Cost in dollars, per category (immutable, so one zero instance serves every message)."""
 
     input: float = 0.0
     output: float = 0.0
     cache_read: float = 0.0
     cache_write: float = 0.0
     total: float = 0.0
+
+
+ZERO_COST = UsageCost()
 
 
 @dataclass(slots=True, kw_only=True)
@@ -92,7 +96,7 @@ class Usage:
     cache_read: int = 0
     cache_write: int = 0
     total_tokens: int = 0
-    cost: UsageCost = field(default_factory=UsageCost)
+    cost: UsageCost = ZERO_COST
 
 
 @dataclass(slots=True, kw_only=True)
@@ -164,12 +168,21 @@ def parse_arguments(text: str) -> tuple[Any, str | None]:
     ``{}``, which is how providers send a call without arguments), and ``(None, text)`` when it is
     not, so that the raw text survives for the error result instead of becoming ``{}``.
     """
+    try:
+        value, end = _scan(text, 0)  # the C scanner: no whitespace handling, so fall back below
+        if end == len(text):
+            return value, None
+    except (StopIteration, ValueError):
+        pass
     if not text.strip():
         return {}, None
     try:
         return json.loads(text), None
     except ValueError:
         return None, text
+
+
+_scan = json.scanner.make_scanner(json.JSONDecoder())
 
 
 def arguments_json(call: ToolCall) -> str:
@@ -186,18 +199,19 @@ def user(content: str | list[UserBlock], *, timestamp: int = 0) -> UserMessage:
 
 def total_usage(messages: list[Message]) -> Usage:
     """Sum the usage of every assistant message in ``messages``."""
-    out = Usage()
-    for m in messages:
-        if isinstance(m, AssistantMessage):
-            u = m.usage
-            out.input += u.input
-            out.output += u.output
-            out.cache_read += u.cache_read
-            out.cache_write += u.cache_write
-            out.total_tokens += u.total_tokens
-            out.cost.input += u.cost.input
-            out.cost.output += u.cost.output
-            out.cost.cache_read += u.cost.cache_read
-            out.cost.cache_write += u.cost.cache_write
-            out.cost.total += u.cost.total
-    return out
+    usages = [m.usage for m in messages if isinstance(m, AssistantMessage)]
+    cost = UsageCost(
+        input=sum(u.cost.input for u in usages),
+        output=sum(u.cost.output for u in usages),
+        cache_read=sum(u.cost.cache_read for u in usages),
+        cache_write=sum(u.cost.cache_write for u in usages),
+        total=sum(u.cost.total for u in usages),
+    )
+    return Usage(
+        input=sum(u.input for u in usages),
+        output=sum(u.output for u in usages),
+        cache_read=sum(u.cache_read for u in usages),
+        cache_write=sum(u.cache_write for u in usages),
+        total_tokens=sum(u.total_tokens for u in usages),
+        cost=cost,
+    )

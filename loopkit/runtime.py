@@ -321,13 +321,13 @@ def _drive_sync(cfg: LoopConfig, provider: Provider, steering: Callable[[], Any]
                     _, tool, args, call, on_update = action
                     try:
                         value = tool.invoke(args, tool_call_id=call.id, signal=signal, on_update=on_update)
-                        if inspect.isawaitable(value):
+                        if _awaitable(value):
                             value = coros.run(value)
                     except Exception as exc:
                         value = Raised(exc)
                 else:
                     value = steering() if kind == STEER_KIND else follow_ups()  # type: ignore[misc]
-                    if inspect.isawaitable(value):
+                    if _awaitable(value):
                         value = coros.run(value)
             action = gen.send(value)
     except StopIteration as stop:
@@ -369,7 +369,7 @@ async def _drive_async(cfg: LoopConfig, provider: Provider, steering: Callable[[
                     _, tool, args, call, on_update = action
                     try:
                         value = tool.invoke(args, tool_call_id=call.id, signal=signal, on_update=on_update)
-                        if inspect.isawaitable(value):
+                        if _awaitable(value):
                             value = await value
                     except Exception as exc:
                         value = Raised(exc)
@@ -391,8 +391,16 @@ async def _aclose(stream: Any) -> None:
         await aclose()
 
 
+def _awaitable(value: Any) -> bool:
+    """``inspect.isawaitable`` without its ABC check for the common plain results."""
+    return hasattr(type(value), "__await__") or inspect.isawaitable(value) if type(value) not in _PLAIN else False
+
+
+_PLAIN = frozenset({str, int, float, bool, dict, list, type(None)})
+
+
 async def _maybe_await(value: Any) -> Any:
-    return await value if inspect.isawaitable(value) else value
+    return await value if _awaitable(value) else value
 
 
 def run(

@@ -63,7 +63,8 @@ class SimulatorTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         self._sleep, self._asleep = sleep, asleep
 
     def _sim_request(self, request: httpx.Request, body: bytes) -> SimRequest:
-        return SimRequest.from_url(request.method, str(request.url), request.headers, body)
+        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in request.headers.raw}
+        return SimRequest.from_url(request.method, str(request.url), headers, body)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         resp = self.simulator.handle(self._sim_request(request, request.read()))

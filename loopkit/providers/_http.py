@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from ..errors import ConnectionClosedError, ProviderError, WireError, error_class_for_status
+from ..errors import ConnectionClosedError, ProviderError, UsageError, WireError, error_class_for_status
 from ..events import ErrorEvent, StreamEvent
 from ..provider import BaseProvider, ModelRequest
 from ..retry import RetryPolicy, parse_retry_after
@@ -87,6 +87,7 @@ class HttpProvider(BaseProvider):
         self._client = client
         self._async_client = async_client
         self._transport = transport
+        self._async_transport: httpx.AsyncBaseTransport | None = None
         self.streaming = stream
         self.extra_body = dict(extra_body or {})
         self.extra_headers = dict(extra_headers or {})
@@ -129,17 +130,34 @@ class HttpProvider(BaseProvider):
 
     # --- clients ----------------------------------------------------------------------------
 
-    def _sync_client(self) -> httpx.Client:
-        if self._client is None:
-            transport = self._transport if isinstance(self._transport, httpx.BaseTransport) else None
-            self._client = httpx.Client(transport=transport, timeout=self.timeout)
-        return self._client
+    # Without an injected client, requests go straight to a transport: an httpx Client's URL
+    # merging, cookie jar and redirect handling cost more than a whole in-process simulator
+    # round, and an API call needs none of them.
 
-    def _aclient(self) -> httpx.AsyncClient:
-        if self._async_client is None:
-            transport = self._transport if isinstance(self._transport, httpx.AsyncBaseTransport) else None
-            self._async_client = httpx.AsyncClient(transport=transport, timeout=self.timeout)
-        return self._async_client
+    def _request(self, method: str, url: str, headers: dict[str, str], content: bytes) -> httpx.Request:
+        t = self.timeout
+        return httpx.Request(method, url, headers=headers, content=content, extensions={"timeout": {"connect": t, "read": t, "write": t, "pool": t}})
+
+    def _open(self, request: httpx.Request) -> httpx.Response:
+        if self._client is not None:
+            return self._client.send(request, stream=True)
+        if self._transport is None:
+            self._transport = httpx.HTTPTransport()
+        if not isinstance(self._transport, httpx.BaseTransport):
+            raise UsageError(f"{type(self).__name__}: the transport {type(self._transport).__name__} is async-only; use astream()/arun()")
+        return self._transport.handle_request(request)
+
+    async def _aopen(self, request: httpx.Request) -> httpx.Response:
+        if self._async_client is not None:
+            return await self._async_client.send(request, stream=True)
+        if self._async_transport is None:
+            if self._transport is None:
+                self._async_transport = httpx.AsyncHTTPTransport()
+            elif isinstance(self._transport, httpx.AsyncBaseTransport):
+                self._async_transport = self._transport
+            else:
+                raise UsageError(f"{type(self).__name__}: the transport {type(self._transport).__name__} is sync-only; use stream()/run()")
+        return await self._async_transport.handle_async_request(request)
 
     def _prepare(self, request: ModelRequest) -> tuple[HttpCall, str, dict[str, str], bytes]:
         call = self.build_request(request)
@@ -166,13 +184,13 @@ class HttpProvider(BaseProvider):
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         call, url, headers, content = self._prepare(request)
-        client = self._sync_client()
         attempt = 0
         while True:
             attempt += 1
             yielded = False
             try:
-                with client.stream(call.method, url, headers=headers, content=content) as response:
+                response = self._open(self._request(call.method, url, headers, content))
+                try:
                     if response.status_code >= 400:
                         raise self._error_from(response.status_code, response.headers, response.read())
                     if not self.streaming:
@@ -195,6 +213,8 @@ class HttpProvider(BaseProvider):
                         yield event
                     self.attempts.append(attempt)
                     return
+                finally:
+                    response.close()
             except ProviderError as err:
                 wait = None if yielded else self.retry.delay(attempt, err)
                 if wait is None:
@@ -213,13 +233,13 @@ class HttpProvider(BaseProvider):
 
     async def astream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         call, url, headers, content = self._prepare(request)
-        client = self._aclient()
         attempt = 0
         while True:
             attempt += 1
             yielded = False
             try:
-                async with client.stream(call.method, url, headers=headers, content=content) as response:
+                response = await self._aopen(self._request(call.method, url, headers, content))
+                try:
                     if response.status_code >= 400:
                         raise self._error_from(response.status_code, response.headers, await response.aread())
                     if not self.streaming:
@@ -243,6 +263,8 @@ class HttpProvider(BaseProvider):
                         yield event
                     self.attempts.append(attempt)
                     return
+                finally:
+                    await response.aclose()
             except ProviderError as err:
                 wait = None if yielded else self.retry.delay(attempt, err)
                 if wait is None:
@@ -258,8 +280,9 @@ class HttpProvider(BaseProvider):
                 await self.retry.asleep(wait)
 
     def close(self) -> None:
-        if self._client is not None:
-            self._client.close()
+        """Close what this provider opened itself (injected clients stay open)."""
+        if isinstance(self._transport, httpx.HTTPTransport):
+            self._transport.close()
 
 
 def _aborted() -> ErrorEvent:
