@@ -159,19 +159,17 @@ def make_matchers(scrubber: Scrubber, volatile: Collection[str] = VOLATILE_BODY_
     return {"loopkit_path": path_matcher, "loopkit_query": query_matcher, "loopkit_body": body_matcher}
 
 
-_INSTALLED = False
-
-
 def install_rechunking() -> None:
     """Make vcrpy's httpx/httpx2 replay hand a stream back one SSE event / frame at a time."""
-    global _INSTALLED
-    if _INSTALLED:
-        return
     from vcr.stubs import httpx_stubs
 
     from ._transport import _stream_classes
 
     original = httpx_stubs._deserialize_response
+    # The mark lives on vcrpy's module itself, so a re-imported vcrpy (pytester restores
+    # sys.modules) is patched again rather than assumed patched.
+    if getattr(original, "_loopkit_rechunks", False):
+        return
 
     def deserialize_response(vcr_response: dict[str, Any], httpx: Any) -> Any:
         response = original(vcr_response, httpx)
@@ -182,8 +180,8 @@ def install_rechunking() -> None:
             response.stream = replay_stream(pieces, [0.0] * len(pieces), 0.0, None, None, None)
         return response
 
+    deserialize_response._loopkit_rechunks = True  # type: ignore[attr-defined]
     httpx_stubs._deserialize_response = deserialize_response
-    _INSTALLED = True
 
 
 def make_vcr(
