@@ -15,6 +15,7 @@ from botocore.config import Config
 
 import loopkit
 import simulators
+from loopkit.providers.anthropic import AnthropicProvider
 from loopkit.providers.bedrock import BedrockProvider
 from loopkit.providers.gemini import GeminiProvider
 from loopkit.recording import Cassette, CassetteTransport, Interaction, RecordingProvider, Scrubber
@@ -46,11 +47,18 @@ class Ticks:
         return self.now
 
 
-def bedrock_adapter(path: Path) -> None:
+ADAPTERS = {
+    "anthropic": lambda t: AnthropicProvider(model="claude-test", api_key="example-anthropic-key", base_url="https://api.anthropic.com", transport=t),
+    "bedrock": lambda t: BedrockProvider(model=MODEL, api_key="example-bedrock-api-key", base_url="https://bedrock-runtime.us-east-1.amazonaws.com", transport=t),
+    "gemini": lambda t: GeminiProvider(model="gemini-2.5-flash", api_key="example-gemini-key", base_url="https://generativelanguage.googleapis.com", transport=t),
+}
+
+
+def adapter_round_trip(protocol: str, path: Path) -> None:
+    """loopkit's adapter for ``protocol`` runs the tool loop against that protocol's simulator."""
     cassette = Cassette(path, record_mode="all")
-    transport = CassetteTransport(cassette, simulators.transport("bedrock", SCRIPT), clock=Ticks())
-    provider = BedrockProvider(model=MODEL, api_key="example-bedrock-api-key", base_url="https://bedrock-runtime.us-east-1.amazonaws.com", transport=transport)
-    loopkit.run(RecordingProvider(provider, cassette), QUESTION, tools=[add], clock=loopkit.TickClock(start=1))
+    transport = CassetteTransport(cassette, simulators.transport(protocol, SCRIPT), clock=Ticks())
+    loopkit.run(RecordingProvider(ADAPTERS[protocol](transport), cassette), QUESTION, tools=[add], clock=loopkit.TickClock(start=1))
     cassette.save()
 
 
@@ -75,14 +83,6 @@ def bedrock_boto3(path: Path) -> None:
             list(out["stream"])
 
 
-def gemini_adapter(path: Path) -> None:
-    cassette = Cassette(path, record_mode="all")
-    transport = CassetteTransport(cassette, simulators.transport("gemini", SCRIPT), clock=Ticks())
-    provider = GeminiProvider(model="gemini-2.5-flash", api_key="example-gemini-key", base_url="https://generativelanguage.googleapis.com", transport=transport)
-    loopkit.run(RecordingProvider(provider, cassette), QUESTION, tools=[add], clock=loopkit.TickClock(start=1))
-    cassette.save()
-
-
 def gemini_sdk(path: Path) -> None:
     import httpx2
     from google import genai
@@ -95,9 +95,22 @@ def gemini_sdk(path: Path) -> None:
     cassette.save()
 
 
+def anthropic_sdk(path: Path) -> None:
+    import anthropic
+    import httpx2
+
+    cassette = Cassette(path, record_mode="all")
+    transport = CassetteTransport(cassette, simulators.transport("anthropic", [Turn(text="Hello from the simulator.", chunk_size=5)]), clock=Ticks(), httpx_module=httpx2)
+    client = anthropic.Anthropic(api_key="example-anthropic-key", base_url="https://api.anthropic.com", http_client=httpx2.Client(transport=transport), max_retries=0)
+    with client.messages.stream(model="claude-test", max_tokens=100, messages=[{"role": "user", "content": "Say hello."}]) as stream:
+        stream.get_final_message()
+    cassette.save()
+
+
 if __name__ == "__main__":
-    bedrock_adapter(HERE / "bedrock" / "adapter_tool_round_trip.json")
+    for protocol in ADAPTERS:
+        adapter_round_trip(protocol, HERE / protocol / "adapter_tool_round_trip.json")
     bedrock_boto3(HERE / "bedrock" / "boto3_converse_stream.json")
-    gemini_adapter(HERE / "gemini" / "adapter_tool_round_trip.json")
     gemini_sdk(HERE / "gemini" / "google_genai_stream.json")
+    anthropic_sdk(HERE / "anthropic" / "sdk_messages_stream.json")
     print("recorded:", *sorted(str(p.relative_to(HERE)) for p in HERE.rglob("*.json")), sep="\n  ")

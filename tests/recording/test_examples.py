@@ -13,6 +13,7 @@ from botocore.config import Config
 
 import loopkit
 from loopkit.cli import cassette as cassette_cli
+from loopkit.providers.anthropic import AnthropicProvider
 from loopkit.providers.bedrock import BedrockProvider
 from loopkit.providers.gemini import GeminiProvider
 from loopkit.recording import Cassette, ReplayProvider, ReplayTransport, block_network, use_cassette
@@ -34,6 +35,8 @@ def test_examples_exist_and_verify_clean():
         "bedrock/boto3_converse_stream.json",
         "gemini/adapter_tool_round_trip.json",
         "gemini/google_genai_stream.json",
+        "anthropic/adapter_tool_round_trip.json",
+        "anthropic/sdk_messages_stream.json",
     }
     parser = argparse.ArgumentParser()
     cassette_cli.add_parser(parser.add_subparsers())
@@ -42,6 +45,7 @@ def test_examples_exist_and_verify_clean():
 
 
 ADAPTERS = {
+    "anthropic": lambda t: AnthropicProvider(model="claude-test", api_key="any", base_url="https://api.anthropic.com", transport=t),
     "bedrock": lambda t: BedrockProvider(model="us.amazon.nova-micro-v1:0", api_key="any", base_url="https://bedrock-runtime.us-east-1.amazonaws.com", transport=t),
     "gemini": lambda t: GeminiProvider(model="gemini-2.5-flash", api_key="any", base_url="https://generativelanguage.googleapis.com", transport=t),
 }
@@ -91,3 +95,15 @@ def test_google_genai_example_replays_offline():
         client = genai.Client(api_key="any", http_options=types.HttpOptions(base_url="https://generativelanguage.googleapis.com", httpx_client=httpx2.Client(transport=transport)))
         chunks = [c.text for c in client.models.generate_content_stream(model="gemini-2.5-flash", contents="What is the capital of France?")]
     assert "".join(chunks) == "The capital of France is Paris." and len(chunks) > 1
+
+
+def test_anthropic_sdk_example_replays_offline():
+    import anthropic
+    import httpx2
+
+    with block_network(), use_cassette(CASSETTES / "anthropic" / "sdk_messages_stream.json") as cassette:
+        http = httpx2.Client(transport=ReplayTransport(cassette, httpx_module=httpx2))
+        client = anthropic.Anthropic(api_key="any", base_url="https://api.anthropic.com", http_client=http, max_retries=0)
+        with client.messages.stream(model="claude-test", max_tokens=100, messages=[{"role": "user", "content": "Say hello."}]) as stream:
+            deltas = list(stream.text_stream)
+    assert "".join(deltas) == "Hello from the simulator." and len(deltas) > 1

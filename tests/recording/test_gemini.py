@@ -1,9 +1,6 @@
-"""Gemini through cassettes (adapter and google-genai), and cross-provider replay: a Bedrock
-recording drives the loop through the Gemini adapter and simulator."""
+"""Gemini through cassettes: loopkit's adapter and google-genai against the simulator."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import httpx2
 import pytest
@@ -11,7 +8,7 @@ import pytest
 import loopkit
 import simulators
 from loopkit.providers.gemini import GeminiProvider
-from loopkit.recording import Cassette, CassetteTransport, RecordingProvider, ReplayProvider, ReplayTransport, block_network, load_cassette_file
+from loopkit.recording import Cassette, CassetteTransport, RecordingProvider, ReplayTransport, block_network, load_cassette_file
 from loopkit.script import Turn, call
 
 from ._servers import FakeClock
@@ -19,7 +16,6 @@ from ._servers import FakeClock
 genai = pytest.importorskip("google.genai")
 from google.genai import types  # noqa: E402
 
-CASSETTES = Path(__file__).parent.parent.parent / "cassettes"
 MODEL = "gemini-2.5-flash"
 KEY = "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q"
 
@@ -61,19 +57,3 @@ def test_google_genai_sdk_records_and_replays(tmp_path):
     assert "".join(live) == "The capital of France is Paris."
     with block_network():
         assert ask(ReplayTransport(Cassette(path), httpx_module=httpx2)) == live
-
-
-def test_bedrock_recording_replays_through_the_gemini_adapter_and_simulator():
-    """Cross-provider: the transcripts of a Bedrock cassette become a Script that the Gemini
-    simulator serves to the Gemini adapter; the loop ends the same way."""
-    path = CASSETTES / "bedrock" / "adapter_tool_round_trip.json"
-    replay = ReplayProvider(Cassette(path))
-    question = "What is 2+3? Use the add tool."
-    original = loopkit.run(replay, question, tools=[add], clock=loopkit.TickClock(start=1))
-    sim = simulators.transport("gemini", replay.script())
-    crossed = loopkit.run(gemini(sim), question, tools=[add], clock=loopkit.TickClock(start=1))
-    sim.simulator.assert_complete()
-    assert crossed.reason == original.reason == "stop"
-    assert [m.role for m in crossed.messages] == [m.role for m in original.messages]
-    assert [m.text for m in crossed.messages] == [m.text for m in original.messages]
-    assert [(c.name, c.arguments) for c in crossed.messages[1].tool_calls] == [(c.name, c.arguments) for c in original.messages[1].tool_calls]
