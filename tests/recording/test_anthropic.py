@@ -58,3 +58,29 @@ def test_sdk_records_against_the_simulator_and_replays(tmp_path):
     assert "".join(live[0]) == "Hello from the simulator" and len(live[0]) > 1
     with block_network():
         assert ask(ReplayTransport(Cassette(path), httpx_module=httpx2)) == live
+
+
+def test_a_retried_overload_replays_with_the_same_waits(tmp_path):
+    """429/529 answers are recorded like any other; replay serves the identical retried requests
+    in recorded order, and the kept retry-after / x-should-retry headers drive the same waits."""
+    from loopkit.retry import RetryPolicy
+    from loopkit.script import HttpFault
+
+    script = [Turn(faults=[HttpFault(status=529, retry_after=1.5)]), Turn(faults=[HttpFault(status=429, retry_after=0.25)]), Turn(text="ok")]
+
+    def run(transport, sleeps):
+        p = AnthropicProvider(model="claude-test", api_key=KEY, base_url="https://api.anthropic.com", transport=transport, retry=RetryPolicy(max_retries=3, sleep=sleeps.append))
+        return loopkit.run(p, "hi", clock=loopkit.TickClock(start=1))
+
+    path = tmp_path / "retry.json"
+    cassette = Cassette(path, record_mode="once")
+    live_sleeps: list[float] = []
+    live = run(CassetteTransport(cassette, simulators.transport("anthropic", script)), live_sleeps)
+    cassette.save()
+    stored = load_cassette_file(path).interactions
+    assert [i.response.status for i in stored] == [529, 429, 200]
+    assert [(dict(i.response.headers).get("retry-after"), dict(i.response.headers).get("x-should-retry")) for i in stored[:2]] == [("1.5", "true"), ("0.25", "true")]
+    replay_sleeps: list[float] = []
+    replayed = run(ReplayTransport(Cassette(path)), replay_sleeps)
+    assert replayed.messages == live.messages and replayed.messages[-1].text == "ok"
+    assert replay_sleeps == live_sleeps == [1.5, 0.25]
