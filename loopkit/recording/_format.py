@@ -258,6 +258,8 @@ def _leaf(value: Any) -> str:
         return "false"
     if isinstance(value, int):
         return int.__repr__(value)
+    if isinstance(value, float) and value - value == 0:  # finite: json writes float.__repr__
+        return float.__repr__(value)
     return json.dumps(value, ensure_ascii=False)
 
 
