@@ -104,7 +104,9 @@ def test_loopkit_module_imports_only_lower_layers(path: Path) -> None:
     my_layer = LAYERS[my_key]
     problems = []
     for target, line, top in imports(path):
-        if target.split(".")[0] in HEAVY and top and my_layer < 4:
+        # loopkit.strategies is the one place built on hypothesis (DESIGN.md §1); import loopkit never loads it
+        hypothesis_home = my_key == "loopkit.strategies" and target.split(".")[0] == "hypothesis"
+        if target.split(".")[0] in HEAVY and top and my_layer < 4 and not hypothesis_home:
             problems.append(f"line {line}: imports {target} at module level (import it inside the function that needs it)")
         if not target.startswith("loopkit"):
             continue

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from ..errors import LoopkitError
 
-COMMANDS: tuple[str, ...] = ("demo", "serve")
+COMMANDS: tuple[str, ...] = ("demo", "serve", "fuzz")
 
 
 def build_parser() -> argparse.ArgumentParser:
