@@ -68,10 +68,50 @@ def _console(out: IO[str]) -> Any:
     return Console(file=out, width=None if out is sys.stdout else 120, color_system="auto" if out is sys.stdout else None)
 
 
+def _decoder_for(path: str) -> Any:
+    """The stream decoder of loopkit's adapter for a request path, or None."""
+    if path.endswith("/v1/messages"):
+        from ..providers.anthropic import MessagesStreamDecoder
+
+        return MessagesStreamDecoder()
+    if path.endswith(":streamGenerateContent"):
+        from ..providers.gemini import GeminiStreamDecoder
+
+        ids = iter(range(1, 1_000_000))
+        return GeminiStreamDecoder(lambda: f"call_{next(ids)}")
+    if path.endswith("/converse-stream"):
+        from ..providers.bedrock import ConverseStreamDecoder
+
+        return ConverseStreamDecoder()
+    return None
+
+
+def reassemble(inter: Any) -> dict[str, Any] | None:
+    """Decode a recorded streamed response with loopkit's adapter for its protocol into
+    assistant-message data; None when no adapter knows the path or the stream does not decode."""
+    from urllib.parse import urlsplit
+
+    from ..accumulate import accumulate
+    from ..errors import LoopkitError
+    from ..recording._bodies import chunk_bytes
+    from ..serde import dump_message
+
+    if inter.request is None or inter.response is None or inter.response.status != 200:
+        return None
+    decoder = _decoder_for(urlsplit(inter.request.url).path)
+    if decoder is None:
+        return None
+    try:
+        events = [e for chunk in chunk_bytes(inter.response) for e in decoder.feed(chunk)] + decoder.close()
+        return dump_message(accumulate(events))
+    except LoopkitError:
+        return None
+
+
 def _show(args: argparse.Namespace, file: Any, out: IO[str]) -> int:
     from ..recording._inspect import summarise
 
-    summaries = summarise(file)
+    summaries = summarise(file, reassemble=reassemble)
     if args.json:
         json.dump([s.as_json() for s in summaries], out, indent=2, ensure_ascii=False)
         out.write("\n")

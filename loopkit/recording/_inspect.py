@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -100,16 +101,25 @@ class Summary:
         }  # fmt: skip
 
 
-def summarise(file: CassetteFile) -> list[Summary]:
-    """Each interaction with its stream events and, from transcripts, the turn's new messages."""
+def summarise(file: CassetteFile, *, reassemble: Callable[[Interaction], dict[str, Any] | None] | None = None) -> list[Summary]:
+    """Each interaction with its stream events and, from transcripts, the turn's new messages.
+
+    Args:
+        reassemble: for an interaction without a transcript (a vcrpy or SDK recording), a
+            function that decodes the response into assistant-message data (the CLI passes one
+            built on loopkit's adapters), or None.
+    """
     out, seen = [], 0
     for n, inter in enumerate(file.interactions):
         req, resp = inter.request, inter.response
-        new, answer = [], None
+        new: list[dict[str, Any]] = []
+        answer = None
         if inter.transcript is not None:
             messages = inter.transcript.request.get("messages", [])
             new, seen = messages[seen:], len(messages) + 1
             answer = inter.transcript.message
+        elif reassemble is not None and resp is not None:
+            answer = reassemble(inter)
         sizes = [len(b) for b in _safe_bytes(resp)] if resp else []
         out.append(
             Summary(

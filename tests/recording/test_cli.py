@@ -85,3 +85,18 @@ def test_verify_and_scrub(tmp_path):
     assert code == 0, out
     assert cli("cassette", "verify", str(bad))[0] == 0
     assert "AKIAIOSFODNN7EXAMPLE" not in bad.read_text()
+
+
+def test_show_reassembles_sdk_recordings_with_loopkit_decoders():
+    """A recording with no transcript (an SDK's) is decoded by loopkit's adapter for its protocol."""
+    from pathlib import Path
+
+    examples = Path(__file__).parent.parent.parent / "cassettes"
+    expected = {
+        "anthropic/sdk_messages_stream.json": "assistant [stop]  Hello from the simulator.",
+        "bedrock/boto3_converse_stream.json": "assistant [toolUse]  <thinking>I should add.</thinking>",
+        "gemini/google_genai_stream.json": "assistant [stop]  The capital of France is Paris.",
+    }
+    for name, line in expected.items():
+        code, out = cli("cassette", "show", str(examples / name), "--no-events")
+        assert code == 0 and line in out, out
