@@ -73,3 +73,24 @@ def test_record_command_parses_and_reports_a_busy_port(tmp_path):
         assert out.getvalue().startswith("error: ")
     finally:
         busy.close()
+
+
+def test_proxy_records_the_anthropic_sdk_against_the_simulator(tmp_path):
+    """The recording proxy with a simulator as the upstream, and an official SDK as the client."""
+    import anthropic
+
+    import simulators
+    from loopkit.script import Turn
+
+    path = tmp_path / "sdk.json"
+    with simulators.serve("anthropic", [Turn(text="Hello through the proxy", chunk_size=4)]) as sim:
+        with RecordingProxy(sim.base_url, Cassette(path, record_mode="all")) as proxy:
+            client = anthropic.Anthropic(api_key="sk-ant-api03-abcdefghijklmnopqrstuvwxyz", base_url=proxy.base_url, max_retries=0)
+            with client.messages.stream(model="claude-test", max_tokens=50, messages=[{"role": "user", "content": "hi"}]) as stream:
+                text = "".join(stream.text_stream)
+        sim.assert_complete()
+    assert text == "Hello through the proxy"
+    inter = load_cassette_file(path).interactions[0]
+    assert inter.request.url.endswith("/v1/messages") and inter.response.status == 200
+    assert len(inter.response.chunks) > 1
+    assert "sk-ant-api03" not in path.read_text()
