@@ -7,6 +7,7 @@ tests in ``tests/recording/test_examples.py`` replay them offline.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -15,9 +16,6 @@ from botocore.config import Config
 
 import loopkit
 import simulators
-from loopkit.providers.anthropic import AnthropicProvider
-from loopkit.providers.bedrock import BedrockProvider
-from loopkit.providers.gemini import GeminiProvider
 from loopkit.recording import Cassette, CassetteTransport, Interaction, RecordingProvider, Scrubber
 from loopkit.recording._vcr import make_vcr
 from loopkit.script import Turn, call
@@ -47,18 +45,24 @@ class Ticks:
         return self.now
 
 
-ADAPTERS = {
-    "anthropic": lambda t: AnthropicProvider(model="claude-test", api_key="example-anthropic-key", base_url="https://api.anthropic.com", transport=t),
-    "bedrock": lambda t: BedrockProvider(model=MODEL, api_key="example-bedrock-api-key", base_url="https://bedrock-runtime.us-east-1.amazonaws.com", transport=t),
-    "gemini": lambda t: GeminiProvider(model="gemini-2.5-flash", api_key="example-gemini-key", base_url="https://generativelanguage.googleapis.com", transport=t),
-}
+MODELS = {"anthropic": "claude-test", "bedrock": MODEL, "gemini": "gemini-2.5-flash", "openai_chat": "gpt-test", "openai_responses": "gpt-test"}
+
+
+def available() -> list[str]:
+    """Protocols with both a loopkit adapter and a simulator written so far."""
+    from loopkit.providers import ADAPTERS
+
+    return [p for p in sorted(ADAPTERS) if all(importlib.util.find_spec(t.partition(":")[0]) for t in (ADAPTERS[p], simulators.PROTOCOLS[p]))]
 
 
 def adapter_round_trip(protocol: str, path: Path) -> None:
     """loopkit's adapter for ``protocol`` runs the tool loop against that protocol's simulator."""
+    from loopkit.providers import adapter_class
+
     cassette = Cassette(path, record_mode="all")
     transport = CassetteTransport(cassette, simulators.transport(protocol, SCRIPT), clock=Ticks())
-    loopkit.run(RecordingProvider(ADAPTERS[protocol](transport), cassette), QUESTION, tools=[add], clock=loopkit.TickClock(start=1))
+    provider = adapter_class(protocol)(model=MODELS[protocol], api_key=f"example-{protocol}-key", transport=transport)
+    loopkit.run(RecordingProvider(provider, cassette), QUESTION, tools=[add], clock=loopkit.TickClock(start=1))
     cassette.save()
 
 
@@ -108,7 +112,7 @@ def anthropic_sdk(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    for protocol in ADAPTERS:
+    for protocol in available():
         adapter_round_trip(protocol, HERE / protocol / "adapter_tool_round_trip.json")
     bedrock_boto3(HERE / "bedrock" / "boto3_converse_stream.json")
     gemini_sdk(HERE / "gemini" / "google_genai_stream.json")

@@ -13,9 +13,7 @@ from botocore.config import Config
 
 import loopkit
 from loopkit.cli import cassette as cassette_cli
-from loopkit.providers.anthropic import AnthropicProvider
-from loopkit.providers.bedrock import BedrockProvider
-from loopkit.providers.gemini import GeminiProvider
+from loopkit.providers import adapter_class
 from loopkit.recording import Cassette, ReplayProvider, ReplayTransport, block_network, use_cassette
 from loopkit.recording._vcr import make_vcr
 
@@ -44,18 +42,16 @@ def test_examples_exist_and_verify_clean():
     assert cassette_cli.run(parser.parse_args(["cassette", "verify", *map(str, EXAMPLES)]), out=out) == 0, out.getvalue()
 
 
-ADAPTERS = {
-    "anthropic": lambda t: AnthropicProvider(model="claude-test", api_key="any", base_url="https://api.anthropic.com", transport=t),
-    "bedrock": lambda t: BedrockProvider(model="us.amazon.nova-micro-v1:0", api_key="any", base_url="https://bedrock-runtime.us-east-1.amazonaws.com", transport=t),
-    "gemini": lambda t: GeminiProvider(model="gemini-2.5-flash", api_key="any", base_url="https://generativelanguage.googleapis.com", transport=t),
-}
+MODELS = {"anthropic": "claude-test", "bedrock": "us.amazon.nova-micro-v1:0", "gemini": "gemini-2.5-flash", "openai_chat": "gpt-test", "openai_responses": "gpt-test"}
+ROUND_TRIPS = sorted(p.parent.name for p in CASSETTES.glob("*/adapter_tool_round_trip.json"))
 
 
-@pytest.mark.parametrize("protocol", sorted(ADAPTERS))
+@pytest.mark.parametrize("protocol", ROUND_TRIPS)
 def test_adapter_example_replays_through_the_loop(protocol):
     path = CASSETTES / protocol / "adapter_tool_round_trip.json"
     with block_network(), use_cassette(path) as cassette:
-        result = loopkit.run(ADAPTERS[protocol](ReplayTransport(cassette)), QUESTION, tools=[add], clock=loopkit.TickClock(start=1))
+        provider = adapter_class(protocol)(model=MODELS[protocol], api_key="any", transport=ReplayTransport(cassette))
+        result = loopkit.run(provider, QUESTION, tools=[add], clock=loopkit.TickClock(start=1))
     assert result.reason == "stop"
     assert result.messages[1].tool_calls[0].arguments == {"a": 2, "b": 3}
     assert result.messages[2].text == "5"
