@@ -120,3 +120,20 @@ def test_bad_request_data_names_the_path():
         load_request({"messages": [], "tools": [{"name": "x", "parameters": []}]})
     with pytest.raises(SerdeError, match=r"unknown field\(s\) \['temperature'\]"):
         load_request({"messages": [], "temperature": 1})
+
+
+def test_any_generated_tool_calls_round_trip():
+    """Every kind of (mal)formed tool call the strategies make survives dump -> JSON -> load."""
+    from hypothesis import given, settings
+
+    from loopkit.strategies import tool_calls
+
+    spec = ToolSpec(name="get_weather", parameters={"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}, "required": ["city"]})
+
+    @settings(max_examples=60)
+    @given(tool_calls([spec], max_size=4))
+    def check(calls):
+        message = AssistantMessage(content=[TextContent(text="calling"), *calls], stop_reason="toolUse")
+        assert load_message(json.loads(json.dumps(dump_message(message), ensure_ascii=False))) == message
+
+    check()
