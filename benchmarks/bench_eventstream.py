@@ -55,15 +55,14 @@ def _best(fn, chunks, rounds: int) -> float:
     return best
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=200, help="copies of the recorded stream")
-    parser.add_argument("--rounds", type=int, default=5, help="timed rounds (best is kept)")
-    args = parser.parse_args()
-    data = base64.b64decode(FIXTURE.read_text()) * args.repeat
-    print(f"{len(data) / 1e6:.2f} MB, recorded Bedrock stream x{args.repeat}; best of {args.rounds}")
-    print(f"{'chunking':<22}{'decoder':<10}{'MB/s':>9}{'msg/s':>12}{'vs botocore':>13}")
-    for label, size in (("one message per chunk", 0), ("1 KiB chunks", 1024), ("64 B chunks", 64), ("whole body", None)):
+CHUNKINGS = (("one message per chunk", 0), ("1 KiB chunks", 1024), ("64 B chunks", 64), ("whole body", None))
+
+
+def rows(repeat: int = 200, rounds: int = 5) -> list[dict]:
+    """MB/s and messages/s of loopkit's decoder and botocore's on the recorded stream, per chunking."""
+    data = base64.b64decode(FIXTURE.read_text()) * repeat
+    out = []
+    for label, size in CHUNKINGS:
         if size == 0:
             chunks = []
             pos = 0
@@ -74,14 +73,31 @@ def main() -> None:
         else:
             chunks = _chunks(data, size)
         ours = _loopkit(chunks)
-        theirs = _botocore(chunks)
-        assert ours == theirs, "decoders disagree"
-        n = len(ours)
-        t_ours = _best(_loopkit, chunks, args.rounds)
-        t_theirs = _best(_botocore, chunks, args.rounds)
-        for name, t in (("loopkit", t_ours), ("botocore", t_theirs)):
-            ratio = f"{t_theirs / t:.1f}x" if name == "loopkit" else ""
-            print(f"{label:<22}{name:<10}{len(data) / t / 1e6:>9.1f}{n / t:>12,.0f}{ratio:>13}")
+        assert ours == _botocore(chunks), "decoders disagree"
+        t_ours = _best(_loopkit, chunks, rounds)
+        t_theirs = _best(_botocore, chunks, rounds)
+        out.append({
+            "chunking": label,
+            "bytes": len(data),
+            "messages": len(ours),
+            "loopkit_MBps": len(data) / t_ours / 1e6,
+            "botocore_MBps": len(data) / t_theirs / 1e6,
+            "loopkit_msgps": len(ours) / t_ours,
+            "botocore_msgps": len(ours) / t_theirs,
+        })
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=200, help="copies of the recorded stream")
+    parser.add_argument("--rounds", type=int, default=5, help="timed rounds (best is kept)")
+    args = parser.parse_args()
+    print(f"recorded Bedrock stream x{args.repeat}; best of {args.rounds}")
+    print(f"{'chunking':<22}{'decoder':<10}{'MB/s':>9}{'msg/s':>12}{'vs botocore':>13}")
+    for r in rows(args.repeat, args.rounds):
+        print(f"{r['chunking']:<22}{'loopkit':<10}{r['loopkit_MBps']:>9.1f}{r['loopkit_msgps']:>12,.0f}{r['loopkit_MBps'] / r['botocore_MBps']:>12.1f}x")
+        print(f"{'':<22}{'botocore':<10}{r['botocore_MBps']:>9.1f}{r['botocore_msgps']:>12,.0f}")
 
 
 if __name__ == "__main__":

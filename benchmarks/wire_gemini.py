@@ -11,8 +11,8 @@ server writes them):
   google-genai: each chunk converted and validated into ``types.GenerateContentResponse`` (what
   ``generate_content_stream`` yields).
 
-Run: ``PYTHONPATH=. python benchmarks/wire_gemini.py``. :func:`rows` returns the loop-round
-figures (adapter + in-process simulator) for ``benchmarks/bench_wire.py``.
+Run: ``PYTHONPATH=. python benchmarks/wire_gemini.py``; ``benchmarks/bench_wire.py`` prints these
+rows beside the other protocols' and the loop-round figures.
 """
 
 from __future__ import annotations
@@ -119,51 +119,11 @@ def parse_rows() -> list[dict[str, Any]]:
     return rows
 
 
-def _loop_seconds(rounds: int) -> float:
-    import loopkit
-    from loopkit.providers.gemini import GeminiProvider
-
-    def add(a: int, b: int) -> int:
-        """Add two numbers."""
-        return a + b
-
-    script = [Turn(tool_calls=[call("add", {"a": i, "b": 1})]) for i in range(rounds)] + ["done"]
-    sim = simulators.create("gemini", script)
-    provider = GeminiProvider(model="gemini-2.5-flash", api_key="k", transport=simulators.transport(sim))
-    tool = loopkit.tool(add)
-    t = time.perf_counter()
-    result = loopkit.run(provider, "add repeatedly", tools=[tool], max_iterations=rounds + 1)
-    elapsed = time.perf_counter() - t
-    assert result.reason == "stop" and result.model_calls == rounds + 1, (result.reason, result.model_calls)
-    return elapsed
-
-
-def rows(rounds: int) -> dict[str, Any]:
-    """µs per loop round (one model call + one tool call) through GeminiProvider and the
-    in-process simulator, for a run of ``rounds`` tool rounds; best of a few runs after a warm-up.
-    Every round re-sends the whole history, as the wire requires, so the cost grows with R."""
-    _loop_seconds(1)
-    repeats = 5 if rounds <= 10 else 3 if rounds <= 100 else 1
-    best = min(_loop_seconds(rounds) for _ in range(repeats))
-    return {"protocol": "gemini", "rounds": rounds, "us_per_round": best / (rounds + 1) * 1e6}
-
-
 def main() -> None:
     print("Gemini stream parse throughput, MB/s (higher is better; same bytes, same chunks)")
     print(f"{'stream':44} {'bytes':>7} {'loopkit wire':>13} {'sdk wire':>9} {'loopkit typed':>14} {'sdk typed':>10}")
     for r in parse_rows():
         print(f"{r['stream']:44} {r['bytes']:>7} {r['loopkit_wire']:>13.1f} {r['sdk_wire']:>9.1f} {r['loopkit_typed']:>14.1f} {r['sdk_typed']:>10.1f}")
-    try:
-        import loopkit
-
-        loopkit.run  # noqa: B018 - the loop engine may not be merged yet
-    except (ImportError, AttributeError):
-        print("loop rounds: skipped (loopkit.run is not available on this branch yet)")
-        return
-    print("µs per loop round (GeminiProvider + in-process simulator)")
-    for n in (10, 100, 1000):
-        r = rows(n)
-        print(f"  R={n:<5} {r['us_per_round']:10.1f} µs/round")
 
 
 if __name__ == "__main__":

@@ -75,8 +75,8 @@ def summary_table(rows: Sequence[dict[str, Any]], *, columns: Sequence[str], tit
     from rich.text import Text
 
     table = Table(title=title)
-    for c in columns:
-        table.add_column(c)
+    for i, c in enumerate(columns):
+        table.add_column(c, no_wrap=True, justify="left" if i == 0 else "center")
     for row in rows:
         cells = []
         for c in columns:

@@ -173,6 +173,13 @@ def available_protocols() -> list[str]:
     return out
 
 
+def _mark(row: dict[str, Any], protocol: str, session: Session) -> str:
+    value = row.get(protocol, "")
+    if protocol in session.differs and value == session.differs[protocol][0]:
+        return f"✓ {value}*"
+    return "✓" if value == row["expected"] else f"✗ {value}"
+
+
 def main(args: argparse.Namespace) -> int:
     from rich.console import Console
 
@@ -182,6 +189,7 @@ def main(args: argparse.Namespace) -> int:
     protocols = args.protocols or available_protocols()
     tools = _tools()
     rows = []
+    sessions_by_name = {s.name: s for s in sessions()}
     notes: list[str] = []
     failures = 0
     for session in sessions():
@@ -210,8 +218,15 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"protocols": protocols, "sessions": rows, "notes": notes, "failures": failures}, indent=2))
     else:
-        console.print(summary_table(rows, columns=["session", "expected", *protocols], title="end reason per session and protocol"))
+        # one row per protocol, one numbered column per session: fits an 80-column terminal
+        numbers = {r["session"]: str(i) for i, r in enumerate(rows, 1)}
+        table_rows = [
+            {"protocol": p, **{numbers[r["session"]]: _mark(r, p, sessions_by_name[r["session"]]) for r in rows}} for p in protocols
+        ]
+        console.print(summary_table(table_rows, columns=["protocol", *numbers.values()], title="end reason per protocol and session (✓ = as expected)"))
+        for r in rows:
+            console.print(f"  {numbers[r['session']]}  {r['session']} → {r['expected']}")
         for note in notes:
-            console.print(f"[dim]note: {note}[/dim]")
+            console.print(f"[dim]* {note}[/dim]")
         console.print("all protocols agree with the scripted run" if not failures else f"[red]{failures} disagreement(s)[/red]")
     return 1 if failures else 0

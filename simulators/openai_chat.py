@@ -1,0 +1,176 @@
+"""A simulator of OpenAI Chat Completions (``POST /v1/chat/completions``, spec/wire.md §1).
+
+It streams as the real service does: ``data: {chunk}`` events only, the role on the first chunk,
+a tool call's ``id``/``type``/``name`` on its first fragment only with its arguments split at
+uneven places after it, the ``finish_reason`` on a chunk of its own with ``delta: {}``, a usage
+chunk with ``choices: []`` when ``stream_options.include_usage`` is set, then ``data: [DONE]``.
+It rejects what the API rejects where tests rely on it: ``parallel_tool_calls`` or
+``tool_choice`` without ``tools``, ``stream_options`` without ``stream``, a ``tool`` message that
+answers no preceding tool call, and an assistant tool call left without its ``tool`` message.
+
+Script mapping: ``Turn.thinking`` is not sent (Chat Completions shows no reasoning);
+``Turn.error`` becomes the in-stream error frame (non-streaming: a 500).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from loopkit.script import MidStreamError, Turn
+
+from ._core import SimRequest, SimResponse, json_response, sse
+from ._openai_common import BASE_HEADERS, STREAM_HEADERS, OpenAISimulator, arguments_text, split_arbitrarily, token_counts
+
+_FINISH = {"stop": "stop", "toolUse": "tool_calls", "length": "length", "error": "stop", "aborted": "stop"}
+
+
+class OpenAIChatSimulator(OpenAISimulator):
+    """Answers ``/v1/chat/completions`` from a Script.
+
+    Args:
+        script / model / chunk_size: as :class:`~simulators._core.Simulator`.
+        created: the ``created`` timestamp every answer carries (fixed, for snapshots).
+    """
+
+    protocol = "openai_chat"
+
+    # --- request side ---------------------------------------------------------------------
+
+    def route(self, request: SimRequest) -> str | None:
+        if request.method == "POST" and request.path.rstrip("/").endswith("/chat/completions"):
+            return "chat"
+        return None
+
+
+
+    def validate(self, request: SimRequest, route: str) -> SimResponse | None:
+        body = self.body(request)
+        if not isinstance(body, Mapping):
+            return self.bad_request(
+                "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP "
+                "library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON.)"
+            )
+        if not body.get("model"):
+            return self.bad_request("you must provide a model parameter")
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not messages:
+            return self.bad_request("Missing required parameter: 'messages'.", "messages", "missing_required_parameter")
+        if not body.get("tools"):
+            if "parallel_tool_calls" in body:
+                return self.bad_request("parallel_tool_calls is only allowed when 'tools' are specified", "parallel_tool_calls")
+            if "tool_choice" in body:
+                return self.bad_request("Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.", "tool_choice")
+        if "stream_options" in body and body.get("stream") is not True:
+            return self.bad_request("The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options")
+        return self._check_tool_messages(messages)
+
+    def _check_tool_messages(self, messages: list[Any]) -> SimResponse | None:
+        waiting: list[str] = []  # ids of the last assistant's calls not yet answered
+        waiting_at = 0
+        for i, m in enumerate(messages):
+            role = m.get("role") if isinstance(m, Mapping) else None
+            if role == "tool":
+                if m.get("tool_call_id") not in waiting:
+                    return self.bad_request(
+                        "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
+                        f"messages.[{i}].role",
+                    )
+                waiting.remove(m["tool_call_id"])
+                continue
+            if waiting:
+                return self._unanswered(waiting, waiting_at)
+            if role == "assistant":
+                waiting = [c.get("id") for c in m.get("tool_calls") or () if isinstance(c, Mapping)]
+                waiting_at = i
+        return self._unanswered(waiting, waiting_at) if waiting else None
+
+    def _unanswered(self, ids: list[str], at: int) -> SimResponse:
+        return self.bad_request(
+            "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. "
+            f"The following tool_call_ids did not have response messages: {', '.join(map(str, ids))}",
+            f"messages.[{at}].role",
+        )
+
+
+    # --- answers --------------------------------------------------------------------------
+
+    def _calls(self, turn: Turn) -> list[tuple[str, str, str]]:
+        return [(c.id or self.new_id("call_sim"), c.name, arguments_text(c.arguments)) for c in turn.tool_calls]
+
+    def _usage(self, request: SimRequest, turn: Turn, calls: list[tuple[str, str, str]]) -> dict[str, Any]:
+        chars = len(turn.text or "") + sum(len(a) for _, _, a in calls)
+        prompt, completion, total, cached, written = token_counts(turn, request.body, chars)
+        details: dict[str, int] = {"cached_tokens": cached, "audio_tokens": 0}
+        if written:
+            details["cache_write_tokens"] = written
+        return {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": total,
+            "prompt_tokens_details": details,
+            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+        }
+
+    def _model(self, request: SimRequest) -> str:
+        body = self.body(request)
+        return str(body.get("model")) if isinstance(body, Mapping) and body.get("model") else self.model
+
+    def render_body(self, request: SimRequest, route: str, turn: Turn) -> SimResponse:
+        if turn.error is not None:
+            return self.error_response(500, turn.error)
+        calls = self._calls(turn)
+        message: dict[str, Any] = {"role": "assistant", "content": turn.text if turn.text else None, "refusal": None, "annotations": []}
+        if calls:
+            message["tool_calls"] = [{"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls]
+        body = {
+            "id": self.new_id("chatcmpl-sim"),
+            "object": "chat.completion",
+            "created": self.created,
+            "model": self._model(request),
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": _FINISH[turn.resolved_stop_reason]}],
+            "usage": self._usage(request, turn, calls),
+            "service_tier": "default",
+            "system_fingerprint": "fp_sim",
+        }
+        return json_response(200, body, {"x-request-id": self.new_id("req_sim"), **BASE_HEADERS})
+
+    def render_stream(self, request: SimRequest, route: str, turn: Turn) -> tuple[dict[str, str], list[bytes]]:
+        body = self.body(request)
+        opts = body.get("stream_options") if isinstance(body, Mapping) else None
+        include_usage = isinstance(opts, Mapping) and opts.get("include_usage") is True
+        head = {"id": self.new_id("chatcmpl-sim"), "object": "chat.completion.chunk", "created": self.created, "model": self._model(request), "system_fingerprint": "fp_sim"}
+        size = turn.chunk_size or self.chunk_size
+        calls = self._calls(turn)
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> bytes:
+            data = {**head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+            if include_usage:
+                data["usage"] = None
+            return sse(data)
+
+        events: list[bytes] = []
+        if turn.text or not calls:
+            events.append(chunk({"role": "assistant", "content": "", "refusal": None}))
+            if turn.text:
+                events += [chunk({"content": piece}) for piece in self.chunks_of(turn.text, size)]
+        for n, (call_id, name, args) in enumerate(calls):
+            header = {"tool_calls": [{"index": n, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}]}
+            if not events:
+                header = {"role": "assistant", "content": None, **header, "refusal": None}
+            events.append(chunk(header))
+            events += [chunk({"tool_calls": [{"index": n, "function": {"arguments": piece}}]}) for piece in split_arbitrarily(args, size)]
+        if turn.error is not None:
+            events.append(self.stream_error_event(MidStreamError(message=turn.error)))
+            return self._headers(), events
+        events.append(chunk({}, _FINISH[turn.resolved_stop_reason]))
+        if include_usage:
+            events.append(sse({**head, "choices": [], "usage": self._usage(request, turn, calls)}))
+        events.append(b"data: [DONE]\n\n")
+        return self._headers(), events
+
+    def _headers(self) -> dict[str, str]:
+        return {**STREAM_HEADERS, "x-request-id": self.new_id("req_sim")}
+
+    def stream_error_event(self, fault: MidStreamError) -> bytes:
+        return sse({"error": {"message": fault.message, "type": fault.error_type or "server_error", "param": None, "code": None}})

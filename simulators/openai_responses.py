@@ -1,0 +1,204 @@
+"""A simulator of OpenAI Responses (``POST /v1/responses``, spec/wire.md §2).
+
+It streams typed events (``event: <type>`` + ``data: {"type": <type>, "sequence_number": n, ...}``):
+``response.created``, ``response.in_progress``, then per output item ``output_item.added`` ...
+``output_item.done`` (a reasoning item with ``encrypted_content`` and a streamed summary, a message
+with one ``output_text`` part, one ``function_call`` item per call with its arguments split at
+uneven places), and a terminal ``response.completed`` (``response.incomplete`` for a length stop,
+``response.failed`` for ``Turn.error``). A scripted mid-stream error is the ``error`` event in the
+nested form real traffic uses. No ``[DONE]``. It rejects a ``function_call_output`` whose
+``call_id`` matches no ``function_call`` in the input (by ``call_id`` or item ``id``).
+
+Script mapping: ``Turn.thinking`` becomes a reasoning item whose summary is the text and whose
+``encrypted_content`` is ``Turn.thinking_signature`` (or a made-up token).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from loopkit.script import MidStreamError, Turn
+
+from ._core import SimRequest, SimResponse, json_response, sse
+from ._openai_common import BASE_HEADERS, STREAM_HEADERS, OpenAISimulator, arguments_text, split_arbitrarily, token_counts
+
+
+class OpenAIResponsesSimulator(OpenAISimulator):
+    """Answers ``/v1/responses`` from a Script.
+
+    Args:
+        script / model / chunk_size: as :class:`~simulators._core.Simulator`.
+        created: the ``created_at`` timestamp every answer carries (fixed, for snapshots).
+    """
+
+    protocol = "openai_responses"
+
+    # --- request side ---------------------------------------------------------------------
+
+    def route(self, request: SimRequest) -> str | None:
+        if request.method == "POST" and request.path.rstrip("/").endswith("/responses"):
+            return "responses"
+        return None
+
+
+
+    def validate(self, request: SimRequest, route: str) -> SimResponse | None:
+        body = self.body(request)
+        if not isinstance(body, Mapping):
+            return self.bad_request("We could not parse the JSON body of your request. The OpenAI API expects a JSON payload.")
+        if not body.get("model"):
+            return self.bad_request("Missing required parameter: 'model'.", "model", "missing_required_parameter")
+        items = body.get("input")
+        if not isinstance(items, (str, list)):
+            return self.bad_request("Missing required parameter: 'input'.", "input", "missing_required_parameter")
+        known: set[str] = set()
+        for item in items if isinstance(items, list) else ():
+            if not isinstance(item, Mapping):
+                continue
+            if item.get("type") == "function_call":
+                known.update(str(item[k]) for k in ("call_id", "id") if item.get(k))
+            elif item.get("type") == "function_call_output" and str(item.get("call_id")) not in known:
+                return self.bad_request(f"No tool call found for function call output with call_id {item.get('call_id')}.", "input")
+        return None
+
+
+    # --- answers --------------------------------------------------------------------------
+
+    def _skeleton(self, request: SimRequest, response_id: str) -> dict[str, Any]:
+        body = self.options(request)
+        return {
+            "id": response_id,
+            "object": "response",
+            "created_at": self.created,
+            "status": "in_progress",
+            "background": False,
+            "error": None,
+            "incomplete_details": None,
+            "instructions": body.get("instructions"),
+            "max_output_tokens": body.get("max_output_tokens"),
+            "max_tool_calls": body.get("max_tool_calls"),
+            "model": str(body.get("model") or self.model),
+            "output": [],
+            "parallel_tool_calls": body.get("parallel_tool_calls", True),
+            "previous_response_id": body.get("previous_response_id"),
+            "reasoning": {"effort": None, "summary": None},
+            "store": body.get("store", True),
+            "temperature": 1.0,
+            "text": {"format": {"type": "text"}},
+            "tool_choice": body.get("tool_choice", "auto"),
+            "tools": body.get("tools") or [],
+            "top_p": 1.0,
+            "truncation": "disabled",
+            "usage": None,
+            "user": None,
+            "metadata": {},
+        }
+
+    def _items(self, turn: Turn) -> list[dict[str, Any]]:
+        """The finished output items of ``turn``."""
+        items: list[dict[str, Any]] = []
+        if turn.thinking is not None:
+            rs = self.new_id("rs_sim")
+            items.append(
+                {
+                    "id": rs,
+                    "type": "reasoning",
+                    "summary": [{"type": "summary_text", "text": turn.thinking}] if turn.thinking else [],
+                    "encrypted_content": turn.thinking_signature or f"gAAAA-sim-{rs}",
+                }
+            )
+        if turn.text:
+            part = {"type": "output_text", "annotations": [], "logprobs": [], "text": turn.text}
+            items.append({"id": self.new_id("msg_sim"), "type": "message", "status": "completed", "role": "assistant", "content": [part]})
+        for c in turn.tool_calls:
+            fc = self.new_id("fc_sim")
+            items.append(
+                {"id": fc, "type": "function_call", "status": "completed", "arguments": arguments_text(c.arguments), "call_id": c.id or f"call_{fc[3:]}", "name": c.name}
+            )
+        return items
+
+    def _finish(self, response: dict[str, Any], request: SimRequest, turn: Turn, items: list[dict[str, Any]]) -> str:
+        """Fill the terminal fields of ``response``; return the terminal event type."""
+        response["output"] = items
+        chars = len(turn.text or "") + len(turn.thinking or "") + sum(len(i.get("arguments", "")) for i in items)
+        prompt, completion, total, cached, written = token_counts(turn, request.body, chars)
+        details: dict[str, int] = {"cached_tokens": cached}
+        if written:
+            details["cache_write_tokens"] = written
+        response["usage"] = {
+            "input_tokens": prompt,
+            "input_tokens_details": details,
+            "output_tokens": completion,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": total,
+        }
+        if turn.error is not None:
+            response["status"] = "failed"
+            response["error"] = {"code": "server_error", "message": turn.error}
+            return "response.failed"
+        if turn.resolved_stop_reason == "length":
+            response["status"] = "incomplete"
+            response["incomplete_details"] = {"reason": "max_output_tokens"}
+            return "response.incomplete"
+        response["status"] = "completed"
+        return "response.completed"
+
+    def render_body(self, request: SimRequest, route: str, turn: Turn) -> SimResponse:
+        response = self._skeleton(request, self.new_id("resp_sim"))
+        self._finish(response, request, turn, self._items(turn))
+        return json_response(200, response, {"x-request-id": self.new_id("req_sim"), **BASE_HEADERS})
+
+    def render_stream(self, request: SimRequest, route: str, turn: Turn) -> tuple[dict[str, str], list[bytes]]:
+        size = turn.chunk_size or self.chunk_size
+        response = self._skeleton(request, self.new_id("resp_sim"))
+        # the two lifecycle events carry the same in-progress snapshot: encode it once
+        snapshot = json.dumps(response, ensure_ascii=False, separators=(",", ":"))
+        events = [
+            sse(f'{{"type":"{kind}","sequence_number":{seq},"response":{snapshot}}}', event=kind)
+            for seq, kind in enumerate(("response.created", "response.in_progress"))
+        ]
+        items = self._items(turn)
+        payloads: list[dict[str, Any]] = []
+        for n, item in enumerate(items):
+            payloads += self._item_events(n, item, size)
+        terminal = self._finish(response, request, turn, items)
+        payloads.append({"type": terminal, "response": response})
+        events += [sse({"type": p["type"], "sequence_number": seq, **p}, event=p["type"]) for seq, p in enumerate(payloads, start=len(events))]
+        return {**STREAM_HEADERS, "x-request-id": self.new_id("req_sim")}, events
+
+    def _item_events(self, n: int, item: dict[str, Any], size: int) -> list[dict[str, Any]]:
+        kind, item_id = item["type"], item["id"]
+        at = {"item_id": item_id, "output_index": n}
+        if kind == "reasoning":
+            added = {**item, "summary": []}
+            out: list[dict[str, Any]] = [{"type": "response.output_item.added", "output_index": n, "item": added}]
+            for s, part in enumerate(item["summary"]):
+                out.append({"type": "response.reasoning_summary_part.added", **at, "summary_index": s, "part": {"type": "summary_text", "text": ""}})
+                out += [{"type": "response.reasoning_summary_text.delta", **at, "summary_index": s, "delta": d} for d in self.chunks_of(part["text"], size)]
+                out.append({"type": "response.reasoning_summary_text.done", **at, "summary_index": s, "text": part["text"]})
+                out.append({"type": "response.reasoning_summary_part.done", **at, "summary_index": s, "part": part})
+        elif kind == "message":
+            part = item["content"][0]
+            added = {**item, "status": "in_progress", "content": []}
+            at_part = {**at, "content_index": 0}
+            out = [
+                {"type": "response.output_item.added", "output_index": n, "item": added},
+                {"type": "response.content_part.added", **at_part, "part": {**part, "text": ""}},
+            ]
+            out += [{"type": "response.output_text.delta", **at_part, "delta": d, "logprobs": []} for d in self.chunks_of(part["text"], size)]
+            out.append({"type": "response.output_text.done", **at_part, "text": part["text"], "logprobs": []})
+            out.append({"type": "response.content_part.done", **at_part, "part": part})
+        else:
+            added = {**item, "status": "in_progress", "arguments": ""}
+            out = [{"type": "response.output_item.added", "output_index": n, "item": added}]
+            out += [{"type": "response.function_call_arguments.delta", **at, "delta": d} for d in split_arbitrarily(item["arguments"], size)]
+            out.append({"type": "response.function_call_arguments.done", **at, "arguments": item["arguments"]})
+        out.append({"type": "response.output_item.done", "output_index": n, "item": item})
+        return out
+
+    def stream_error_event(self, fault: MidStreamError) -> bytes:
+        kind = fault.error_type or "server_error"
+        data = {"type": "error", "sequence_number": fault.after, "error": {"type": kind, "code": kind, "message": fault.message, "param": None}}
+        return sse(data, event="error")
