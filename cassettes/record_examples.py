@@ -111,10 +111,29 @@ def anthropic_sdk(path: Path) -> None:
     cassette.save()
 
 
+def openai_sdk(path: Path, protocol: str) -> None:
+    import httpx2
+    import openai
+
+    cassette = Cassette(path, record_mode="all")
+    script = [Turn(text="Hello from the simulator.", chunk_size=5)]
+    transport = CassetteTransport(cassette, simulators.transport(protocol, script), clock=Ticks(), httpx_module=httpx2)
+    client = openai.OpenAI(api_key="example-openai-key", base_url="https://api.openai.com/v1", http_client=httpx2.Client(transport=transport), max_retries=0)
+    if protocol == "openai_chat":
+        with client.chat.completions.stream(model="gpt-test", messages=[{"role": "user", "content": "Say hello."}]) as stream:
+            stream.get_final_completion()
+    else:
+        with client.responses.stream(model="gpt-test", input="Say hello.") as stream:
+            stream.get_final_response()
+    cassette.save()
+
+
 if __name__ == "__main__":
     for protocol in available():
         adapter_round_trip(protocol, HERE / protocol / "adapter_tool_round_trip.json")
     bedrock_boto3(HERE / "bedrock" / "boto3_converse_stream.json")
     gemini_sdk(HERE / "gemini" / "google_genai_stream.json")
     anthropic_sdk(HERE / "anthropic" / "sdk_messages_stream.json")
+    openai_sdk(HERE / "openai_chat" / "sdk_chat_stream.json", "openai_chat")
+    openai_sdk(HERE / "openai_responses" / "sdk_responses_stream.json", "openai_responses")
     print("recorded:", *sorted(str(p.relative_to(HERE)) for p in HERE.rglob("*.json")), sep="\n  ")

@@ -79,6 +79,14 @@ def _decoder_for(path: str) -> Any:
 
         ids = iter(range(1, 1_000_000))
         return GeminiStreamDecoder(lambda: f"call_{next(ids)}")
+    if path.endswith("/chat/completions"):
+        from ..providers.openai_chat import ChatStreamDecoder
+
+        return ChatStreamDecoder()
+    if path.endswith("/responses"):
+        from ..providers.openai_responses import ResponsesStreamDecoder
+
+        return ResponsesStreamDecoder()
     if path.endswith("/converse-stream"):
         from ..providers.bedrock import ConverseStreamDecoder
 

@@ -96,6 +96,8 @@ def test_show_reassembles_sdk_recordings_with_loopkit_decoders():
         "anthropic/sdk_messages_stream.json": "assistant [stop]  Hello from the simulator.",
         "bedrock/boto3_converse_stream.json": "assistant [toolUse]  <thinking>I should add.</thinking>",
         "gemini/google_genai_stream.json": "assistant [stop]  The capital of France is Paris.",
+        "openai_chat/sdk_chat_stream.json": "assistant [stop]  Hello from the simulator.",
+        "openai_responses/sdk_responses_stream.json": "assistant [stop]  Hello from the simulator.",
     }
     for name, line in expected.items():
         code, out = cli("cassette", "show", str(examples / name), "--no-events")

@@ -35,6 +35,10 @@ def test_examples_exist_and_verify_clean():
         "gemini/google_genai_stream.json",
         "anthropic/adapter_tool_round_trip.json",
         "anthropic/sdk_messages_stream.json",
+        "openai_chat/adapter_tool_round_trip.json",
+        "openai_chat/sdk_chat_stream.json",
+        "openai_responses/adapter_tool_round_trip.json",
+        "openai_responses/sdk_responses_stream.json",
     }
     parser = argparse.ArgumentParser()
     cassette_cli.add_parser(parser.add_subparsers())
@@ -102,4 +106,22 @@ def test_anthropic_sdk_example_replays_offline():
         client = anthropic.Anthropic(api_key="any", base_url="https://api.anthropic.com", http_client=http, max_retries=0)
         with client.messages.stream(model="claude-test", max_tokens=100, messages=[{"role": "user", "content": "Say hello."}]) as stream:
             deltas = list(stream.text_stream)
+    assert "".join(deltas) == "Hello from the simulator." and len(deltas) > 1
+
+
+@pytest.mark.parametrize("protocol", ["openai_chat", "openai_responses"])
+def test_openai_sdk_examples_replay_offline(protocol):
+    import httpx2
+    import openai
+
+    name = "sdk_chat_stream.json" if protocol == "openai_chat" else "sdk_responses_stream.json"
+    with block_network(), use_cassette(CASSETTES / protocol / name) as cassette:
+        http = httpx2.Client(transport=ReplayTransport(cassette, httpx_module=httpx2))
+        client = openai.OpenAI(api_key="any", base_url="https://api.openai.com/v1", http_client=http, max_retries=0)
+        if protocol == "openai_chat":
+            with client.chat.completions.stream(model="gpt-test", messages=[{"role": "user", "content": "Say hello."}]) as stream:
+                deltas = [e.delta for e in stream if e.type == "content.delta"]
+        else:
+            with client.responses.stream(model="gpt-test", input="Say hello.") as stream:
+                deltas = [e.delta for e in stream if e.type == "response.output_text.delta"]
     assert "".join(deltas) == "Hello from the simulator." and len(deltas) > 1
