@@ -43,6 +43,11 @@ class StreamProtocolError(LoopkitError):
     event of an unknown type, events after the terminal one)."""
 
 
+class SerdeError(LoopkitError, ValueError):
+    """Plain data could not be turned back into messages, tool specs or requests (the message
+    names the path, e.g. ``messages[2].content[0].text``)."""
+
+
 class WireError(LoopkitError):
     """Bytes on the wire could not be decoded (bad SSE, bad JSON, bad event-stream frame)."""
 
@@ -196,6 +201,15 @@ class CassetteError(ReplayError):
 
 class NoMatchingInteraction(ReplayError):
     """A request matched no recorded interaction."""
+
+
+class UnplayedInteractions(ReplayError, AssertionError):
+    """A replay finished with recorded interactions that were never requested."""
+
+
+class NetworkBlocked(ReplayError, ConnectionError):
+    """Code under test tried to open a connection to a non-loopback address while the network
+    was blocked (replay, or the pytest plugin's guard)."""
 
 
 class ScenarioError(LoopkitError):

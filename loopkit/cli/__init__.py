@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from ..errors import LoopkitError
 
-COMMANDS: tuple[str, ...] = ("demo", "run", "conformance", "serve", "fuzz")
+COMMANDS: tuple[str, ...] = ("demo", "run", "conformance", "serve", "record", "cassette", "fuzz")
 
 
 def build_parser() -> argparse.ArgumentParser:
