@@ -16,7 +16,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
-from .errors import ConnectionClosedError, IncompleteScript, ScriptExhausted, StreamError, error_class_for_status
+from .errors import ConnectionClosedError, IncompleteScript, ProviderError, ScriptExhausted, StreamError, error_class_for_status
 from .events import (
     DoneEvent,
     ErrorEvent,
@@ -105,14 +105,36 @@ def turn_events(turn: Turn, *, ids: Callable[[], str], chunk_size: int = 16, api
 def cut_events(events: list[StreamEvent], turn: Turn, api: str) -> Iterator[StreamEvent]:
     """Yield ``events`` until a :class:`MidStreamError` or :class:`Truncate` fault of ``turn``
     cuts the stream: the first raises :class:`StreamError`, the second
-    :class:`ConnectionClosedError`, after ``after`` events."""
+    :class:`ConnectionClosedError`, after ``after`` events. A fault never lets the terminal event
+    through: an ``after`` at or past it cuts just before it (as the simulators do)."""
     mid = turn.fault(MidStreamError)
     cut = turn.fault(Truncate)
-    stop_at = min(f.after for f in (mid, cut) if f is not None)
+    stop_at = min(min(f.after for f in (mid, cut) if f is not None), len(events) - 1)
     yield from events[:stop_at]
-    if mid is not None and mid.after == stop_at:
+    if mid is not None and (cut is None or mid.after <= cut.after):
         raise StreamError(mid.message, error_type=mid.error_type, provider=api)
     raise ConnectionClosedError("the stream was cut off (scripted Truncate fault)", provider=api)
+
+
+def _failure_before_first_event(turn: Turn) -> ProviderError | None:
+    """The error a turn fails with before any event arrives, which a retry policy may retry:
+    an HTTP status, or a stream cut or broken at its very start (as an HTTP adapter sees it)."""
+    http = turn.fault(HttpFault)
+    if http is not None:
+        return error_class_for_status(http.status)(
+            http.message or f"scripted HTTP {http.status}",
+            status=http.status,
+            error_type=http.error_type,
+            retry_after=http.retry_after,
+            provider="scripted",
+        )
+    cut = turn.fault(Truncate)
+    if cut is not None and cut.after == 0:
+        return ConnectionClosedError("the stream was cut off before its first event (scripted Truncate fault)", provider="scripted")
+    mid = turn.fault(MidStreamError)
+    if mid is not None and mid.after == 0:
+        return StreamError(mid.message, error_type=mid.error_type, provider="scripted")
+    return None
 
 
 class ScriptedProvider(BaseProvider):
@@ -182,16 +204,9 @@ class ScriptedProvider(BaseProvider):
             for f in turn.faults:
                 if isinstance(f, Delay) and f.after == 0:
                     self.sleep(f.seconds)
-            http = turn.fault(HttpFault)
-            if http is None:
+            err = _failure_before_first_event(turn)
+            if err is None:
                 break
-            err = error_class_for_status(http.status)(
-                http.message or f"scripted HTTP {http.status}",
-                status=http.status,
-                error_type=http.error_type,
-                retry_after=http.retry_after,
-                provider="scripted",
-            )
             wait = self.retry.delay(attempt, err)
             if wait is None:
                 raise err
