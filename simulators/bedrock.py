@@ -196,7 +196,7 @@ class BedrockSimulator(Simulator):
             nonlocal n_pad
             n_pad += 1
             payload["p"] = _PAD[: 1 + (n_pad * 7) % len(_PAD)]  # random-looking padding (§5.4)
-            frames.append(es.event(event_type, json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()))
+            frames.append(es.event(event_type, _sorted_json(payload).encode()))
 
         size = turn.chunk_size or self.chunk_size
         send("messageStart", {"role": "assistant"})
@@ -258,6 +258,9 @@ class _ValidHistory:
         self.messages: list[Any] = []
         self.uses_tools = False
         self.tool_use_ids: set[str] = set()
+
+
+_sorted_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), check_circular=False).encode  # one encoder for every event
 
 
 def _validation_problem(body: dict[str, Any], valid: _ValidHistory | None = None) -> str | None:
