@@ -26,7 +26,6 @@ class OpenAIHttpProvider(HttpProvider):
         return {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
 
 
-
 def usage_from(
     input_tokens: Any, output_tokens: Any, total_tokens: Any, details: Any, *, cache_write_key: str = "cache_write_tokens"
 ) -> Usage:

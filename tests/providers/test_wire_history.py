@@ -113,6 +113,25 @@ def test_bedrock_error_status_change_is_not_served_from_the_cache():
     assert provider.build_request(request).json == cls(model="m", api_key="k", error_status=False).build_request(request).json != with_status
 
 
+@pytest.mark.parametrize(
+    ("url", "headers", "content"),
+    [
+        ("http://sim/v1/messages", {"content-type": "application/json", "x-api-key": "k"}, b'{"a":1}'),
+        ("https://h.example:8443/model/a%2Fb/converse?x=1", {"Content-Type": "application/json", "HOST": "other"}, b"{}"),
+        ("http://sim/p", {"content-length": "2", "x": "y"}, b"{}"),
+        ("http://sim/p", {}, b""),
+    ],
+)
+def test_requests_are_the_ones_httpx_builds(url: str, headers: dict, content: bytes):
+    import httpx
+
+    provider = adapter_class("anthropic")(model="m", api_key="k", timeout=5)
+    for _ in range(2):  # the second time from the parsed-URL cache
+        ours = provider._request("POST", url, headers, content)
+        ref = httpx.Request("POST", url, headers=headers, content=content, extensions=ours.extensions)
+        assert (ours.method, ours.url, ours.headers.raw, ours.content) == (ref.method, ref.url, ref.headers.raw, ref.content)
+
+
 # --- simulators: cached validation ----------------------------------------------------------------
 
 
