@@ -218,8 +218,12 @@ def _apply_delays(resp: SimResponse, turn: Turn) -> None:
             resp.delays[index] = resp.delays.get(index, 0.0) + f.seconds
 
 
+compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
+"""``json.dumps(data, ensure_ascii=False, separators=(",", ":"))`` without building an encoder per call."""
+
+
 def sse(data: Any, event: str | None = None) -> bytes:
     """One server-sent event with LF framing (OpenAI, Anthropic)."""
-    payload = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    payload = data if isinstance(data, str) else compact_json(data)
     head = f"event: {event}\n" if event else ""
     return f"{head}data: {payload}\n\n".encode("utf-8")

@@ -14,9 +14,17 @@ from typing import Any
 _STRING = 7
 
 
+_BLOCKS: dict[tuple[tuple[str, str], ...], bytes] = {}  # encoded header blocks: a stream repeats a few
+
+
 def frame(headers: Sequence[tuple[str, str]], payload: bytes) -> bytes:
     """One message: prelude (lengths + CRC), string headers in order, payload, message CRC."""
-    block = b"".join(_header(name, value) for name, value in headers)
+    key = tuple(headers)
+    block = _BLOCKS.get(key)
+    if block is None:
+        block = b"".join(_header(name, value) for name, value in headers)
+        if len(_BLOCKS) < 256:
+            _BLOCKS[key] = block
     total = 4 + 4 + 4 + len(block) + len(payload) + 4
     lengths = total.to_bytes(4, "big") + len(block).to_bytes(4, "big")
     prelude = lengths + binascii.crc32(lengths).to_bytes(4, "big")

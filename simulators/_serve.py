@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qsl
 
 import httpx
 
@@ -63,8 +64,15 @@ class SimulatorTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         self._sleep, self._asleep = sleep, asleep
 
     def _sim_request(self, request: httpx.Request, body: bytes) -> SimRequest:
-        headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in request.headers.raw}
-        return SimRequest.from_url(request.method, str(request.url), headers, body)
+        # what SimRequest.from_url(method, str(url), ...) gives, read from the parsed URL
+        path, _, query = request.url.raw_path.decode("ascii").partition("?")
+        return SimRequest(
+            method=request.method.upper(),
+            path=path or "/",
+            query=dict(parse_qsl(query, keep_blank_values=True)) if query else {},
+            headers={k.decode("latin-1").lower(): v.decode("latin-1") for k, v in request.headers.raw},
+            body=body,
+        )
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         resp = self.simulator.handle(self._sim_request(request, request.read()))

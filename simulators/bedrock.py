@@ -87,6 +87,7 @@ class BedrockSimulator(Simulator):
         self.wire_stop_reasons = dict(wire_stop_reasons or {})
         self.require_auth = require_auth
         self._request_ids = 0
+        self._valid = _ValidHistory()
 
     # --- routing and validation -------------------------------------------------------------
 
@@ -111,7 +112,7 @@ class BedrockSimulator(Simulator):
         body = request.json
         if not isinstance(body, dict):
             return self._invalid("Malformed input request: request body is not a JSON object")
-        problem = _validation_problem(body)
+        problem = _validation_problem(body, self._valid)
         return None if problem is None else self._invalid(problem)
 
     def _invalid(self, message: str) -> SimResponse:
@@ -195,7 +196,7 @@ class BedrockSimulator(Simulator):
             nonlocal n_pad
             n_pad += 1
             payload["p"] = _PAD[: 1 + (n_pad * 7) % len(_PAD)]  # random-looking padding (§5.4)
-            frames.append(es.event(event_type, json.dumps(payload, sort_keys=True, separators=(",", ":")).encode()))
+            frames.append(es.event(event_type, _sorted_json(payload).encode()))
 
         size = turn.chunk_size or self.chunk_size
         send("messageStart", {"role": "assistant"})
@@ -247,8 +248,27 @@ def _input_document(call: ScriptedCall) -> Any:
         return call.arguments
 
 
-def _validation_problem(body: dict[str, Any]) -> str | None:
-    """The ValidationException message the real API gives for ``body``, or None."""
+class _ValidHistory:
+    """The messages of the last request that passed validation and what checking them found, so
+    a request that repeats them (a loop resends them every round) checks only its new tail."""
+
+    __slots__ = ("messages", "uses_tools", "tool_use_ids")
+
+    def __init__(self) -> None:
+        self.messages: list[Any] = []
+        self.uses_tools = False
+        self.tool_use_ids: set[str] = set()
+
+
+_sorted_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), check_circular=False).encode  # one encoder for every event
+
+
+def _validation_problem(body: dict[str, Any], valid: _ValidHistory | None = None) -> str | None:
+    """The ValidationException message the real API gives for ``body``, or None.
+
+    Args:
+        valid: the last valid request's history; updated when ``body`` is valid.
+    """
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return "1 validation error detected: Value at 'messages' failed to satisfy constraint: Member must not be null"
@@ -261,7 +281,12 @@ def _validation_problem(body: dict[str, Any]) -> str | None:
     uses_tools = False
     tool_use_ids: set[str] = set()
     previous = None
-    for i, message in enumerate(messages):
+    start = 0
+    if valid is not None and valid.messages and len(messages) >= len(valid.messages) and messages[: len(valid.messages)] == valid.messages:
+        start = len(valid.messages)
+        uses_tools, tool_use_ids, previous = valid.uses_tools, set(valid.tool_use_ids), valid.messages[-1]["role"]
+    for i in range(start, len(messages)):
+        message = messages[i]
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
             return f"1 validation error detected: Value at 'messages.{i + 1}.member.role' failed to satisfy constraint: Member must satisfy enum value set: [user, assistant]"
         role = message["role"]
@@ -304,6 +329,8 @@ def _validation_problem(body: dict[str, Any]) -> str | None:
                 return f"Malformed input request: messages.{i}: unknown content block {kind!r}"
     if uses_tools and tool_config is None:
         return "The toolConfig field must be defined when using toolUse and toolResult content blocks."
+    if valid is not None:
+        valid.messages, valid.uses_tools, valid.tool_use_ids = messages, uses_tools, tool_use_ids
     return None
 
 

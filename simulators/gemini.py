@@ -96,6 +96,9 @@ class GeminiSimulator(Simulator):
 
     protocol = "gemini"
     base_path = ""
+    # the last valid request's contents, whether they were checked for signatures, and the
+    # functionCall count of the content before their last one
+    _valid_contents: tuple[list[Any], bool, int] = ([], False, 0)
 
     # --- routing and validation -----------------------------------------------------------
 
@@ -171,7 +174,18 @@ class GeminiSimulator(Simulator):
         signed = model.startswith("gemini-3")
         last = len(contents) - 1
         prev_calls = 0  # functionCall parts of the previous content when it was a model turn
-        for i, c in enumerate(contents):
+        # Content i's checks look at content i-1 (through prev_calls) and at whether i is last, so
+        # when this request repeats the last valid one's contents (a loop resends them every
+        # round) only its last content and the new tail need checking.
+        valid, valid_signed, calls_before_last = self._valid_contents
+        n = len(valid)
+        start = n - 1 if n and valid_signed == signed and len(contents) >= n and contents[:n] == valid else 0
+        if start:
+            prev_calls = calls_before_last
+        for i in range(start, len(contents)):
+            c = contents[i]
+            if i == last:
+                calls_before = prev_calls
             if not isinstance(c, Mapping):
                 return f"Invalid value at 'contents[{i}]': expected an object."
             role = c.get("role", "user")
@@ -201,6 +215,7 @@ class GeminiSimulator(Simulator):
                 if prev_calls != responses:
                     return "Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn."
             prev_calls = calls
+        self._valid_contents = (contents, signed, calls_before)
         return None
 
     # --- errors -----------------------------------------------------------------------------

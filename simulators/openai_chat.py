@@ -34,6 +34,7 @@ class OpenAIChatSimulator(OpenAISimulator):
     """
 
     protocol = "openai_chat"
+    _valid_messages: list[Any] = []  # the messages of the last request that passed validation
 
     # --- request side ---------------------------------------------------------------------
 
@@ -63,12 +64,21 @@ class OpenAIChatSimulator(OpenAISimulator):
                 return self.bad_request("Invalid value for 'tool_choice': 'tool_choice' is only allowed when 'tools' are specified.", "tool_choice")
         if "stream_options" in body and body.get("stream") is not True:
             return self.bad_request("The 'stream_options' parameter is only allowed when 'stream' is enabled.", "stream_options")
-        return self._check_tool_messages(messages)
+        # A valid history leaves no call waiting, so when this request repeats the last valid one's
+        # messages (a loop resends them every round) only the new tail needs checking.
+        prev = self._valid_messages
+        start = len(prev) if prev and len(messages) >= len(prev) and messages[: len(prev)] == prev else 0
+        problem = self._check_tool_messages(messages, start)
+        if problem is None:
+            self._valid_messages = messages
+        return problem
 
-    def _check_tool_messages(self, messages: list[Any]) -> SimResponse | None:
+    def _check_tool_messages(self, messages: list[Any], start: int = 0) -> SimResponse | None:
+        """The tool-message checks from message ``start`` on (the ones before left no call waiting)."""
         waiting: list[str] = []  # ids of the last assistant's calls not yet answered
         waiting_at = 0
-        for i, m in enumerate(messages):
+        for i in range(start, len(messages)):
+            m = messages[i]
             role = m.get("role") if isinstance(m, Mapping) else None
             if role == "tool":
                 if m.get("tool_call_id") not in waiting:

@@ -34,6 +34,7 @@ class OpenAIResponsesSimulator(OpenAISimulator):
     """
 
     protocol = "openai_responses"
+    _valid_items: tuple[list[Any], set[str]] = ([], set())  # the last valid request's items and their call ids
 
     # --- request side ---------------------------------------------------------------------
 
@@ -53,14 +54,22 @@ class OpenAIResponsesSimulator(OpenAISimulator):
         items = body.get("input")
         if not isinstance(items, (str, list)):
             return self.bad_request("Missing required parameter: 'input'.", "input", "missing_required_parameter")
-        known: set[str] = set()
-        for item in items if isinstance(items, list) else ():
+        if isinstance(items, str):
+            return None
+        # Call ids only accumulate, so when this request repeats the last valid one's items (a
+        # loop resends them every round) only the new tail needs checking.
+        prev, prev_known = self._valid_items
+        start = len(prev) if prev and len(items) >= len(prev) and items[: len(prev)] == prev else 0
+        known: set[str] = set(prev_known) if start else set()
+        for i in range(start, len(items)):
+            item = items[i]
             if not isinstance(item, Mapping):
                 continue
             if item.get("type") == "function_call":
                 known.update(str(item[k]) for k in ("call_id", "id") if item.get(k))
             elif item.get("type") == "function_call_output" and str(item.get("call_id")) not in known:
                 return self.bad_request(f"No tool call found for function call output with call_id {item.get('call_id')}.", "input")
+        self._valid_items = (items, known)
         return None
 
 

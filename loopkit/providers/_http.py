@@ -10,15 +10,20 @@ sleep, abort, truncation) lives here once, for sync and async alike.
 from __future__ import annotations
 
 import json
+import json.scanner
 import os
-from collections.abc import AsyncIterator, Iterator, Mapping
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from itertools import islice
+from operator import is_
+from typing import Any, Protocol, TypeVar
 
 import httpx
 
 from ..errors import ConnectionClosedError, ProviderError, UsageError, WireError, error_class_for_status
 from ..events import ErrorEvent, StreamEvent
+from ..messages import Message
 from ..provider import BaseProvider, ModelRequest
 from ..retry import RetryPolicy, parse_retry_after
 
@@ -94,6 +99,8 @@ class HttpProvider(BaseProvider):
         self.retry = retry if retry is not None else RetryPolicy()
         self.timeout = timeout
         self.attempts: list[int] = []  # HTTP attempts per model call, for assertions
+        self.wire_history = WireHistory()  # the codec's conversion of the previous request's history
+        self._urls: dict[str, httpx.URL] = {}  # parsed request URLs (a provider uses one or two)
 
     # --- codec hooks ------------------------------------------------------------------------
 
@@ -135,8 +142,31 @@ class HttpProvider(BaseProvider):
     # round, and an API call needs none of them.
 
     def _request(self, method: str, url: str, headers: dict[str, str], content: bytes) -> httpx.Request:
+        """The same request ``httpx.Request(method, url, headers=headers, content=content)``
+        builds (same headers in the same order, body already read), without parsing the URL
+        again every round or normalising the headers twice."""
+        urls = self._urls
+        parsed = urls.get(url)
+        if parsed is None:
+            if len(urls) >= 64:
+                urls.clear()
+            parsed = urls[url] = httpx.URL(url)
+        names = {k.lower() for k in headers}
+        raw: list[tuple[Any, Any]] = []
+        if "host" not in names and parsed.host:
+            raw.append((b"Host", parsed.netloc))
+        raw += headers.items()
+        if "content-length" not in names and "transfer-encoding" not in names:
+            if content:
+                raw.append((b"Content-Length", str(len(content)).encode()))
+            elif method.upper() in ("POST", "PUT", "PATCH"):
+                raw.append((b"Content-Length", b"0"))
         t = self.timeout
-        return httpx.Request(method, url, headers=headers, content=content, extensions={"timeout": {"connect": t, "read": t, "write": t, "pool": t}})
+        request = httpx.Request(
+            method, parsed, headers=raw, stream=httpx.ByteStream(content), extensions={"timeout": {"connect": t, "read": t, "write": t, "pool": t}}
+        )
+        request.read()
+        return request
 
     def _open(self, request: httpx.Request) -> httpx.Response:
         if self._client is not None:
@@ -318,9 +348,87 @@ def _json_body(body: bytes, provider: HttpProvider) -> Any:
         raise WireError(f"{provider.api}: response body is not JSON: {body[:200]!r}") from exc
 
 
+_scan_json = json.scanner.make_scanner(json.JSONDecoder())  # the scanner json.loads runs, called directly
+
+
 def json_or_wire_error(text: str, where: str) -> Any:
-    """Parse one JSON payload from a stream, or raise :class:`WireError` naming ``where``."""
+    """Parse one JSON payload from a stream, or raise :class:`WireError` naming ``where``.
+
+    A payload that is one JSON value with no surrounding whitespace (every event a provider
+    writes) goes straight to the scanner ``json.loads`` uses; anything else takes ``json.loads``
+    itself, so results and errors are the same, only cheaper per event.
+    """
     try:
-        return json.loads(text)
+        try:
+            value, end = _scan_json(text, 0)
+        except StopIteration:
+            return json.loads(text)
+        return value if end == len(text) else json.loads(text)
     except ValueError as exc:
         raise WireError(f"{where}: payload is not JSON: {text[:200]!r}") from exc
+
+
+S = TypeVar("S")
+R = TypeVar("R")
+
+
+class WireHistory:
+    """The wire form of the previous request's history, extended by the new messages only.
+
+    The loop resends its whole append-only history on every call and never edits a message once
+    it was sent, so converting the messages that were already in the previous request again is
+    wasted work. An adapter describes its conversion as a fold over the messages: ``start()``
+    makes an empty state, ``step(state, message)`` adds one message to it (converting it, merging
+    it into the previous wire message, remembering calls to drop ...) and ``finish(state)`` builds
+    the wire list from the state without changing it. When the previous call's messages are the
+    first messages of this one (the same objects, in order) and ``key`` is unchanged, the fold goes
+    on from the state it left; otherwise it starts again, so another run, a shortened or edited
+    history or a changed option never sees stale entries.
+
+    Rules for ``step``: never change a wire object it put into the state earlier (earlier request
+    bodies share them; build a new one, e.g. to merge into the last message), and keep everything
+    it needs in the state. Thread-safe: a call that finds the history busy in another thread folds
+    from scratch instead of waiting.
+    """
+
+    __slots__ = ("_messages", "_key", "_state", "_lock")
+
+    def __init__(self) -> None:
+        self._messages: list[Message] = []
+        self._key: Any = None
+        self._state: Any = None
+        self._lock = threading.Lock()
+
+    def fold(
+        self,
+        messages: Sequence[Message],
+        start: Callable[[], S],
+        step: Callable[[S, Message], object],
+        finish: Callable[[S], R],
+        key: Any = None,
+    ) -> R:
+        """``finish`` of the state after ``step`` over every message of ``messages``.
+
+        Args:
+            messages: the history, oldest first.
+            start / step / finish: the conversion (see the class docstring).
+            key: what else the conversion depends on (an option); a change starts again.
+        """
+        messages = list(messages)
+        if not self._lock.acquire(blocking=False):
+            state = start()
+            for m in messages:
+                step(state, m)
+            return finish(state)
+        try:
+            old, state = self._messages, self._state
+            n = len(old)
+            if state is None or key != self._key or n > len(messages) or not all(map(is_, old, messages)):
+                state, n = start(), 0
+            self._state = None  # a step that raises leaves no half-folded state behind
+            for m in islice(messages, n, None):
+                step(state, m)
+            self._messages, self._key, self._state = messages, key, state
+            return finish(state)
+        finally:
+            self._lock.release()

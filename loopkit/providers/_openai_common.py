@@ -7,12 +7,12 @@ Both adapters subclass :class:`OpenAIHttpProvider`; the codecs themselves live i
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import StreamError
-from ..messages import ImageContent, Message, TextContent, Usage
-from ._http import HttpProvider
+from ..messages import AssistantMessage, ImageContent, Message, TextContent, ToolResultMessage, Usage
+from ._http import HttpProvider, WireHistory
 
 
 class OpenAIHttpProvider(HttpProvider):
@@ -24,13 +24,6 @@ class OpenAIHttpProvider(HttpProvider):
 
     def auth_headers(self) -> dict[str, str]:
         return {"authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-
-    def wire_history(self) -> WireHistory:
-        """This provider's :class:`WireHistory` (made on first use; the base owns ``__init__``)."""
-        history = self.__dict__.get("_wire_history")
-        if history is None:
-            history = self.__dict__["_wire_history"] = WireHistory()
-        return history
 
 
 def usage_from(
@@ -80,28 +73,31 @@ def result_text(blocks: list[Any]) -> str:
     return "\n".join(b.text for b in blocks if isinstance(b, TextContent))
 
 
-class WireHistory:
-    """The wire form of the previous request's messages, reused by identity.
-
-    The loop resends its whole append-only history on every call; converting only the messages
-    that were not in the previous request keeps a round's cost to the unavoidable JSON encoding.
-    Messages are treated as immutable once sent (the loop never edits them).
-    """
-
-    __slots__ = ("_messages", "_wire")
+class _Entries:
+    __slots__ = ("out", "dropped")
 
     def __init__(self) -> None:
-        self._messages: list[Message] = []
-        self._wire: list[list[dict[str, Any]]] = []
+        self.out: list[dict[str, Any]] = []
+        self.dropped: set[str] = set()  # ids of calls whose assistant message was left out
 
-    def convert(self, messages: Iterable[Message], one: Callable[[Message], list[dict[str, Any]]]) -> list[tuple[Message, list[dict[str, Any]]]]:
-        """``(message, wire entries)`` for each message; ``one`` converts a message not seen last time."""
-        old_m, old_w = self._messages, self._wire
-        new_m: list[Message] = []
-        new_w: list[list[dict[str, Any]]] = []
-        n = len(old_m)
-        for i, m in enumerate(messages):
-            new_m.append(m)
-            new_w.append(old_w[i] if i < n and old_m[i] is m else one(m))
-        self._messages, self._wire = new_m, new_w
-        return list(zip(new_m, new_w))
+
+def wire_entries(
+    messages: Sequence[Message], convert: Callable[[Message], list[dict[str, Any]]], history: WireHistory | None = None
+) -> list[dict[str, Any]]:
+    """The wire entries of the history, ``convert`` giving each message's entries.
+
+    An assistant message that ended in ``error``/``aborted`` is left out, with the results of its
+    calls: it may be empty or half-written, and the API rejects such an entry.
+
+    Args:
+        history: goes on from the previous request's conversion (see :class:`WireHistory`).
+    """
+
+    def step(state: _Entries, m: Message) -> None:
+        entries = convert(m)
+        if isinstance(m, AssistantMessage) and m.stop_reason in ("error", "aborted"):
+            state.dropped.update(c.id for c in m.tool_calls)
+        elif not (isinstance(m, ToolResultMessage) and m.tool_call_id in state.dropped):
+            state.out.extend(entries)
+
+    return (WireHistory() if history is None else history).fold(messages, _Entries, step, lambda state: list(state.out), key=convert)

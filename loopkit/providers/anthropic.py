@@ -69,7 +69,7 @@ from ..messages import (
 )
 from ..provider import ModelRequest, ToolSpec, forced_tool_name
 from ..retry import parse_retry_after
-from ._http import HttpCall, HttpProvider, json_or_wire_error
+from ._http import HttpCall, HttpProvider, WireHistory, json_or_wire_error
 from ._sse import SSEDecoder
 
 API = "anthropic-messages"
@@ -199,43 +199,33 @@ def _encode_one(m: Message) -> tuple[str, list[dict[str, Any]]] | None:
     return (role, blocks) if blocks else None
 
 
-def encode_messages(messages: Iterable[Message], cache: dict[int, tuple[Message, Any]] | None = None) -> list[dict[str, Any]]:
+def encode_messages(messages: Iterable[Message], history: WireHistory | None = None) -> list[dict[str, Any]]:
     """The ``messages`` array: roles alternate, tool results become user ``tool_result`` blocks.
 
     Args:
         messages: the history, oldest first.
-        cache: maps ``id(message)`` to ``(message, encoded)``. The loop resends the same message
-            objects every round (and never changes one once sent), so a cache makes each round
-            encode only the new ones. Afterwards it holds only this history's messages.
+        history: goes on from the previous request's conversion (see :class:`WireHistory`), so a
+            round encodes only the messages that are new since then.
     """
-    out: list[dict[str, Any]] = []
-    keep: dict[int, tuple[Message, Any]] = {}
-    for m in messages:
-        if cache is None:
-            enc = _encode_one(m)
-        else:
-            hit = cache.get(id(m))
-            if hit is not None and hit[0] is m:
-                enc = hit[1]
-            else:
-                enc = _encode_one(m)
-            keep[id(m)] = (m, enc)
-        if enc is None:
-            continue
-        role, blocks = enc
-        if out and out[-1]["role"] == role:
-            prev = out[-1]
-            if isinstance(prev["content"], str):
-                prev["content"] = [{"type": "text", "text": prev["content"]}]
-            prev["content"].extend(blocks)
-        elif role == "user" and isinstance(m, UserMessage) and isinstance(m.content, str):
-            out.append({"role": role, "content": m.content})
-        else:
-            out.append({"role": role, "content": list(blocks)})
-    if cache is not None:
-        cache.clear()
-        cache.update(keep)
-    return out
+    return (WireHistory() if history is None else history).fold(messages, list, _add_message, list)
+
+
+def _add_message(out: list[dict[str, Any]], m: Message) -> None:
+    """Append one message, merged into the last wire message when the role repeats (the last
+    one is replaced, never changed: earlier request bodies share it)."""
+    enc = _encode_one(m)
+    if enc is None:
+        return
+    role, blocks = enc
+    if out and out[-1]["role"] == role:
+        content = out[-1]["content"]
+        if isinstance(content, str):
+            content = [{"type": "text", "text": content}]
+        out[-1] = {"role": role, "content": content + blocks}
+    elif role == "user" and isinstance(m, UserMessage) and isinstance(m.content, str):
+        out.append({"role": role, "content": m.content})
+    else:
+        out.append({"role": role, "content": blocks})
 
 
 def encode_request(
@@ -244,13 +234,13 @@ def encode_request(
     model: str,
     stream: bool,
     max_tokens: int = DEFAULT_MAX_TOKENS,
-    cache: dict[int, tuple[Message, Any]] | None = None,
+    history: WireHistory | None = None,
 ) -> dict[str, Any]:
-    """The Messages request body for ``request`` (``cache``: see :func:`encode_messages`)."""
+    """The Messages request body for ``request`` (``history``: see :func:`encode_messages`)."""
     body: dict[str, Any] = {"model": request.model or model, "max_tokens": max_tokens}
     if request.system:
         body["system"] = request.system
-    body["messages"] = encode_messages(request.iter_messages(), cache)
+    body["messages"] = encode_messages(request.messages, history)
     if request.tools:
         body["tools"] = [encode_tool(t) for t in request.tools]
         choice = encode_tool_choice(request.tool_choice, request.parallel_tool_calls)
@@ -550,12 +540,8 @@ class AnthropicProvider(HttpProvider):
     default_base_url = "https://api.anthropic.com"
     api_key_env = ("ANTHROPIC_API_KEY",)
 
-    _encoded: dict[int, tuple[Message, Any]] | None = None
-
     def build_request(self, request: ModelRequest) -> HttpCall:
-        if self._encoded is None:
-            self._encoded = {}
-        body = encode_request(request, model=self.model, stream=self.streaming, cache=self._encoded)
+        body = encode_request(request, model=self.model, stream=self.streaming, history=self.wire_history)
         return HttpCall(method="POST", path="/v1/messages", json=body, headers={"anthropic-version": ANTHROPIC_VERSION})
 
     def auth_headers(self) -> dict[str, str]:

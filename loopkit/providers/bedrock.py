@@ -89,7 +89,7 @@ from ..messages import (
 from ..provider import ModelRequest, ToolChoice, forced_tool_name
 from ..retry import parse_retry_after
 from ..eventstream import EventStreamDecoder
-from ._http import HttpCall, HttpProvider, json_or_wire_error
+from ._http import HttpCall, HttpProvider, WireHistory, json_or_wire_error
 
 STOP_REASONS: dict[str, str] = {
     "end_turn": "stop",
@@ -177,14 +177,15 @@ class BedrockProvider(HttpProvider):
         return HttpCall(method="POST", path=f"/model/{quote(model, safe='')}/{op}", json=self.request_body(request))
 
     def request_body(self, request: ModelRequest) -> dict[str, Any]:
-        """The Converse JSON body for ``request`` (pure)."""
-        messages = encode_messages(request.iter_messages(), error_status=self.error_status)
+        """The Converse JSON body for ``request`` (the history goes on from the previous call's conversion: :class:`WireHistory`)."""
+        messages = encode_messages(request.messages, error_status=self.error_status, history=self.wire_history)
         body: dict[str, Any] = {"messages": messages}
         if request.system:
             body["system"] = [{"text": request.system}]
         if self.inference_config:
             body["inferenceConfig"] = dict(self.inference_config)
-        tool_config = encode_tool_config(request, has_tool_history=_has_tool_blocks(messages))
+        # the history matters only with tool_choice "none"; scanning it every round would not be free
+        tool_config = encode_tool_config(request, has_tool_history=request.tool_choice == "none" and _has_tool_blocks(messages))
         if tool_config is not None:
             body["toolConfig"] = tool_config
         return body
@@ -240,18 +241,23 @@ class BedrockProvider(HttpProvider):
 # --- pure codec: request ----------------------------------------------------------------------
 
 
-def encode_messages(messages: Any, *, error_status: bool = True) -> list[dict[str, Any]]:
-    """loopkit messages -> Converse ``messages``, merging consecutive messages of one role."""
-    out: list[dict[str, Any]] = []
-    for message in messages:
+def encode_messages(messages: Any, *, error_status: bool = True, history: WireHistory | None = None) -> list[dict[str, Any]]:
+    """loopkit messages -> Converse ``messages``, merging consecutive messages of one role.
+
+    Args:
+        history: goes on from the previous request's conversion (see :class:`WireHistory`).
+    """
+
+    def add(out: list[dict[str, Any]], message: Message) -> None:
         role, blocks = _encode_message(message, error_status)
         if not blocks:
-            continue
+            return
         if out and out[-1]["role"] == role:
-            out[-1]["content"].extend(blocks)
+            out[-1] = {"role": role, "content": out[-1]["content"] + blocks}  # a new entry: earlier bodies share the old one
         else:
             out.append({"role": role, "content": blocks})
-    return out
+
+    return (WireHistory() if history is None else history).fold(messages, list, add, list, key=error_status)
 
 
 def _encode_message(message: Message, error_status: bool) -> tuple[str, list[dict[str, Any]]]:

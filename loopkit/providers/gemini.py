@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -81,7 +81,7 @@ from ..messages import (
 )
 from ..provider import ModelRequest, ToolSpec, forced_tool_name
 from ..retry import parse_retry_after
-from ._http import HttpCall, HttpProvider, json_or_wire_error
+from ._http import HttpCall, HttpProvider, WireHistory, json_or_wire_error
 from ._sse import RAW_LINE, SSEDecoder
 
 GENERATED_ID_PREFIX = "gcall_"
@@ -118,6 +118,7 @@ class GeminiProvider(HttpProvider):
         self.api_version = api_version
         self._last_id = 0
         self._ids_lock = threading.Lock()
+        self._floor_history = WireHistory()  # the highest generated id in the history so far
 
     # --- ids --------------------------------------------------------------------------------
 
@@ -126,13 +127,8 @@ class GeminiProvider(HttpProvider):
             self._last_id += 1
             return f"{GENERATED_ID_PREFIX}{self._last_id}"
 
-    def _raise_floor(self, messages: Iterable[Message]) -> None:
-        top = 0
-        for m in messages:
-            if type(m) is AssistantMessage:
-                for block in m.content:  # type: ignore[union-attr]
-                    if type(block) is ToolCall and is_generated_id(block.id):
-                        top = max(top, int(block.id[len(GENERATED_ID_PREFIX) :]))
+    def _raise_floor(self, messages: list[Message]) -> None:
+        top = self._floor_history.fold(messages, lambda: [0], _top_generated_id, lambda top: top[0])
         with self._ids_lock:
             self._last_id = max(self._last_id, top)
 
@@ -145,7 +141,7 @@ class GeminiProvider(HttpProvider):
         messages = request.messages
         self._raise_floor(messages)
         model = (request.model or self.model).removeprefix("models/")
-        body = encode_request(request, messages)
+        body = encode_request(request, messages, self.wire_history)
         if self.streaming:
             return HttpCall(
                 method="POST",
@@ -176,9 +172,10 @@ class GeminiProvider(HttpProvider):
 # --- request encoding ---------------------------------------------------------------------------
 
 
-def encode_request(request: ModelRequest, messages: list[Message] | None = None) -> dict[str, Any]:
-    """The ``generateContent`` body for ``request`` (camelCase REST JSON)."""
-    body: dict[str, Any] = {"contents": encode_contents(request.messages if messages is None else messages)}
+def encode_request(request: ModelRequest, messages: list[Message] | None = None, history: WireHistory | None = None) -> dict[str, Any]:
+    """The ``generateContent`` body for ``request`` (camelCase REST JSON; ``history``: see
+    :func:`encode_contents`)."""
+    body: dict[str, Any] = {"contents": encode_contents(request.messages if messages is None else messages, history)}
     if request.system:
         body["systemInstruction"] = {"role": "user", "parts": [{"text": request.system}]}
     if request.tools:
@@ -213,32 +210,56 @@ def encode_tool_choice(choice: Any) -> dict[str, Any] | None:
     )
 
 
-def encode_contents(messages: list[Message]) -> list[dict[str, Any]]:
+class _Contents:
+    __slots__ = ("contents", "calls", "pending")
+
+    def __init__(self) -> None:
+        self.contents: list[dict[str, Any]] = []  # complete turns
+        self.calls: list[ToolCall] = []  # the calls of the last model turn
+        self.pending: list[ToolResultMessage] = []  # results after it, not yet a turn
+
+
+def encode_contents(messages: list[Message], history: WireHistory | None = None) -> list[dict[str, Any]]:
     """History -> ``contents``. The tool results after a model turn form one user turn, in the
     order of that turn's calls; a call left without a result (a history cut short) gets
     ``{"error": "No result provided"}``, because Gemini rejects a call turn whose responses do not
-    match it one for one."""
-    contents: list[dict[str, Any]] = []
-    calls: list[ToolCall] = []
-    pending: list[ToolResultMessage] = []
-    for m in messages:
-        t = type(m)
-        if t is ToolResultMessage:
-            pending.append(m)  # type: ignore[arg-type]
-            continue
-        if calls or pending:
-            contents.append({"role": "user", "parts": _responses(calls, pending)})
-            calls, pending = [], []
-        if t is UserMessage:
-            contents.append({"role": "user", "parts": _user_parts(m)})  # type: ignore[arg-type]
-        elif t is AssistantMessage:
-            parts = _model_parts(m)  # type: ignore[arg-type]
-            if parts:
-                contents.append({"role": "model", "parts": parts})
-            calls = [b for b in m.content if type(b) is ToolCall]  # type: ignore[union-attr]
-    if pending:
-        contents.append({"role": "user", "parts": _responses(calls, pending)})
-    return contents
+    match it one for one.
+
+    Args:
+        history: goes on from the previous request's conversion (see :class:`WireHistory`).
+    """
+    return (WireHistory() if history is None else history).fold(messages, _Contents, _add_content, _finish_contents)
+
+
+def _add_content(state: _Contents, m: Message) -> None:
+    t = type(m)
+    if t is ToolResultMessage:
+        state.pending.append(m)  # type: ignore[arg-type]
+        return
+    if state.calls or state.pending:
+        state.contents.append({"role": "user", "parts": _responses(state.calls, state.pending)})
+        state.calls, state.pending = [], []
+    if t is UserMessage:
+        state.contents.append({"role": "user", "parts": _user_parts(m)})  # type: ignore[arg-type]
+    elif t is AssistantMessage:
+        parts = _model_parts(m)  # type: ignore[arg-type]
+        if parts:
+            state.contents.append({"role": "model", "parts": parts})
+        state.calls = [b for b in m.content if type(b) is ToolCall]  # type: ignore[union-attr]
+
+
+def _finish_contents(state: _Contents) -> list[dict[str, Any]]:
+    if state.pending:
+        return [*state.contents, {"role": "user", "parts": _responses(state.calls, state.pending)}]
+    return list(state.contents)
+
+
+def _top_generated_id(top: list[int], m: Message) -> None:
+    """Raise ``top[0]`` to the highest ``gcall_<n>`` among ``m``'s calls."""
+    if type(m) is AssistantMessage:
+        for block in m.content:  # type: ignore[union-attr]
+            if type(block) is ToolCall and is_generated_id(block.id):
+                top[0] = max(top[0], int(block.id[len(GENERATED_ID_PREFIX) :]))
 
 
 def _responses(calls: list[ToolCall], results: list[ToolResultMessage]) -> list[dict[str, Any]]:

@@ -47,8 +47,8 @@ from ..messages import (
     parse_arguments,
 )
 from ..provider import ModelRequest, forced_tool_name
-from ._http import HttpCall, json_or_wire_error
-from ._openai_common import OpenAIHttpProvider, WireHistory, image_url, result_text, stream_error, usage_from
+from ._http import HttpCall, WireHistory, json_or_wire_error
+from ._openai_common import OpenAIHttpProvider, image_url, result_text, stream_error, usage_from, wire_entries
 from ._sse import SSEDecoder
 
 API = "openai_chat"
@@ -92,16 +92,8 @@ def chat_messages(request: ModelRequest, history: WireHistory | None = None) -> 
     An assistant message that ended in ``error``/``aborted`` is left out, with any results of its
     calls: it may be empty or half-written, and the API rejects such an entry.
     """
-    out: list[dict[str, Any]] = []
-    if request.system:
-        out.append({"role": "system", "content": request.system})
-    dropped: set[str] = set()
-    for m, entries in (history or WireHistory()).convert(request.iter_messages(), _message):
-        if isinstance(m, AssistantMessage) and m.stop_reason in ("error", "aborted"):
-            dropped.update(c.id for c in m.tool_calls)
-        elif not (isinstance(m, ToolResultMessage) and m.tool_call_id in dropped):
-            out.extend(entries)
-    return out
+    entries = wire_entries(request.messages, _message, history)
+    return [{"role": "system", "content": request.system}, *entries] if request.system else entries
 
 
 def _message(m: Any) -> list[dict[str, Any]]:
@@ -333,7 +325,7 @@ class OpenAIChatProvider(OpenAIHttpProvider):
     api = API
 
     def build_request(self, request: ModelRequest) -> HttpCall:
-        return HttpCall(method="POST", path="/chat/completions", json=build_body(request, model=self.model, stream=self.streaming, history=self.wire_history()))
+        return HttpCall(method="POST", path="/chat/completions", json=build_body(request, model=self.model, stream=self.streaming, history=self.wire_history))
 
     def stream_decoder(self) -> ChatStreamDecoder:
         return ChatStreamDecoder()

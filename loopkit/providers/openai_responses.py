@@ -54,8 +54,8 @@ from ..messages import (
     parse_arguments,
 )
 from ..provider import ModelRequest, forced_tool_name
-from ._http import HttpCall, json_or_wire_error
-from ._openai_common import OpenAIHttpProvider, WireHistory, image_url, result_text, stream_error, usage_from
+from ._http import HttpCall, WireHistory, json_or_wire_error
+from ._openai_common import OpenAIHttpProvider, image_url, result_text, stream_error, usage_from, wire_entries
 from ._sse import SSEDecoder
 
 API = "openai_responses"
@@ -95,14 +95,7 @@ def build_body(request: ModelRequest, *, model: str, stream: bool = True, histor
 def input_items(request: ModelRequest, history: WireHistory | None = None) -> list[dict[str, Any]]:
     """The ``input`` items for the history. Assistant messages that ended in ``error``/``aborted``
     are left out with the results of their calls (they may be half-written)."""
-    out: list[dict[str, Any]] = []
-    dropped: set[str] = set()
-    for m, items in (history or WireHistory()).convert(request.iter_messages(), _items):
-        if isinstance(m, AssistantMessage) and m.stop_reason in ("error", "aborted"):
-            dropped.update(c.id for c in m.tool_calls)
-        elif not (isinstance(m, ToolResultMessage) and m.tool_call_id in dropped):
-            out.extend(items)
-    return out
+    return wire_entries(request.messages, _items, history)
 
 
 def _items(m: Any) -> list[dict[str, Any]]:
@@ -496,7 +489,7 @@ class OpenAIResponsesProvider(OpenAIHttpProvider):
     api = API
 
     def build_request(self, request: ModelRequest) -> HttpCall:
-        return HttpCall(method="POST", path="/responses", json=build_body(request, model=self.model, stream=self.streaming, history=self.wire_history()))
+        return HttpCall(method="POST", path="/responses", json=build_body(request, model=self.model, stream=self.streaming, history=self.wire_history))
 
     def stream_decoder(self) -> ResponsesStreamDecoder:
         return ResponsesStreamDecoder()

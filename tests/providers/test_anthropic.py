@@ -638,17 +638,26 @@ def test_loop_ends_with_error_when_retries_are_spent():
     assert waits == [0.5, 1.0] and result.model_calls == 1
 
 
-def test_encoding_cache_gives_the_same_body_and_keeps_only_the_current_history():
-    a1 = AssistantMessage(content=[ToolCall(id="t1", name="add", arguments={"a": 1})], stop_reason="toolUse")
+def test_wire_history_gives_the_same_body_and_never_goes_stale():
+    """Growing, shrunk and unrelated histories through one WireHistory encode exactly as a fresh
+    encode does, and a merge into the last message never changes a body returned earlier."""
+    from loopkit.providers._http import WireHistory
+
+    a1 = AssistantMessage(content=[ToolCall(id="t1", name="add", arguments={"a": 1}), ToolCall(id="t2", name="add", arguments={"a": 2})], stop_reason="toolUse")
     r1 = ToolResultMessage(tool_call_id="t1", tool_name="add", content=[TextContent(text="1")])
-    history = [user("go"), a1, r1, user("steer"), AssistantMessage(content=[TextContent(text="done")])]
-    cache: dict = {}
+    r2 = ToolResultMessage(tool_call_id="t2", tool_name="add", content=[TextContent(text="2")])
+    history = [user("go"), a1, r1, r2, user("steer"), AssistantMessage(content=[TextContent(text="done")])]
+    cache = WireHistory()
+    bodies = []
     for n in range(1, len(history) + 1):
-        assert encode_messages(history[:n], cache) == encode_messages(history[:n])
+        bodies.append(encode_messages(history[:n], cache))
+        assert bodies[-1] == encode_messages(history[:n])
+    for n, body in enumerate(bodies, start=1):  # r2 and "steer" merged into r1's user message later
+        assert body == encode_messages(history[:n])
+    assert encode_messages(history[:2], cache) == encode_messages(history[:2])
+    other = [user("go"), AssistantMessage(content=[TextContent(text="other")])]
+    assert encode_messages(other, cache) == encode_messages(other)
     assert encode_messages(history, cache) == encode_messages(history)
-    assert {id(m) for m in history} == set(cache)
-    encode_messages(history[:2], cache)
-    assert set(cache) == {id(history[0]), id(a1)}
 
 
 def test_spliced_message_start_appends_blocks():

@@ -403,15 +403,17 @@ def test_any_rechunking_gives_the_same_message(which, data):
 
 def test_wire_history_reuses_converted_messages_and_matches_a_fresh_build():
     """A growing history converts only new messages; the body equals one built from scratch."""
-    from loopkit.providers._openai_common import WireHistory
+    from loopkit.providers._http import WireHistory
 
     history = WireHistory()
     a = AssistantMessage(content=[ToolCall(id="c1", name="add", arguments={"a": 1})], stop_reason="toolUse")
     r = ToolResultMessage(tool_call_id="c1", tool_name="add", content=[TextContent(text="1")])
-    first = build_body(ModelRequest([user("q"), a]), model="m", history=history)
-    second = build_body(ModelRequest([user("q"), a, r, user("more")]), model="m", history=history)
-    assert second == build_body(ModelRequest([user("q"), a, r, user("more")]), model="m")
+    q = user("q")
+    first = build_body(ModelRequest([q, a]), model="m", history=history)
+    second = build_body(ModelRequest([q, a, r, user("more")]), model="m", history=history)
+    assert second == build_body(ModelRequest([q, a, r, user("more")]), model="m")
     assert second["messages"][1] is first["messages"][1]  # converted once
+    assert first["messages"] == build_body(ModelRequest([q, a]), model="m")["messages"]  # earlier bodies untouched
     other = build_body(ModelRequest([user("other"), a]), model="m", history=history)
     assert other["messages"][0] == {"role": "user", "content": "other"}
 
