@@ -195,7 +195,8 @@ class ScriptedProvider(BaseProvider):
         self.requests.append(request)
         turn = self._take()
         if not turn.faults:
-            return iter(turn_events(turn, ids=self.ids, chunk_size=self.chunk_size, model=self.model))
+            # a list: every event is known up front, so the loop may take them in one step
+            return turn_events(turn, ids=self.ids, chunk_size=self.chunk_size, model=self.model)  # type: ignore[return-value]
         return self._faulty(turn)
 
     def _faulty(self, turn: Turn) -> Iterator[StreamEvent]:

@@ -7,7 +7,8 @@ the action and sends back its result:
 =================================  ============================================================
 action                             the driver sends back
 =================================  ============================================================
-``(MODEL, request)``               the first stream event of ``provider.stream(request)``
+``(MODEL, request)``               the first stream event of ``provider.stream(request)``, or
+                                   the whole list when the provider returned a list
 ``NEXT``                           the next stream event (``END`` when the stream is exhausted)
 ``(TOOL, tool, args, call, upd)``  what ``tool.invoke(...)`` returned (awaited if awaitable)
 ``STEER`` / ``FOLLOW``             what the steering / follow-up callback returned
@@ -143,10 +144,6 @@ def as_messages(value: Any, clock: Callable[[], int]) -> list[Message]:
     return out
 
 
-def _raw_args(call: ToolCall) -> Any:
-    return call.raw_arguments if call.raw_arguments is not None else call.arguments
-
-
 def _argument_error(call: ToolCall) -> str:
     if call.raw_arguments is not None:
         try:
@@ -228,7 +225,12 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
             acc = Accumulator(timestamp=clock())
             started = False
             failure: BaseException | None = None
-            event = yield (MODEL, request)
+            first = yield (MODEL, request)
+            # a provider whose events all exist already (a list) is consumed here, without a
+            # round trip through the driver per event; an iterator is pulled one NEXT at a time
+            batch: list | None = first if type(first) is list else None
+            position = 0
+            event = (batch[0] if batch else END) if batch is not None else first
             while True:
                 if event is END:
                     failure = StreamProtocolError(NO_TERMINAL_TEXT)
@@ -252,7 +254,11 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
                     break
                 if et is not StartEvent:
                     emit(MessageUpdate(acc.message, event))
-                event = yield NEXT
+                if batch is None:
+                    event = yield NEXT
+                else:
+                    position += 1
+                    event = batch[position] if position < len(batch) else END
             message = acc.message
             if failure is not None:
                 if cfg.raise_errors:
@@ -276,7 +282,8 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
             steered: list[Message] = []
             skip_text: str | None = None
             for call in calls:
-                cid, name, raw = call.id, call.name, _raw_args(call)
+                cid, name = call.id, call.name
+                raw = call.arguments if call.raw_arguments is None else call.raw_arguments
                 emit(ToolExecutionStart(cid, name, raw))
                 if skip_text is None and signal is not None and signal.aborted:
                     skip_text = ABORTED_TEXT
@@ -286,7 +293,7 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
                     tool = tools_by_name.get(name)
                     if tool is None:
                         result = _error_result(f"Tool {name} not found")
-                    elif not call.arguments_ok:
+                    elif call.raw_arguments is not None or type(call.arguments) is not dict:
                         result = _error_result(_argument_error(call))
                     else:
                         args, problem = tool.prepare(call.arguments)

@@ -131,7 +131,11 @@ class ModelRequest:
 
 @runtime_checkable
 class Provider(Protocol):
-    """Anything that answers a :class:`ModelRequest` with stream events."""
+    """Anything that answers a :class:`ModelRequest` with stream events.
+
+    ``stream`` returns an iterator of events, or a ``list`` when every event is known before the
+    first is consumed (a scripted fake): the loop then takes the list in one step.
+    """
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]: ...
 

@@ -270,12 +270,13 @@ def _in_thread(fn: Callable[[], Any]) -> Any:
     return box.get("value")
 
 
-def _open_sync(provider: Provider, request: Any) -> Iterator[Any]:
+def _open_sync(provider: Provider, request: Any) -> Iterator[Any] | list[Any]:
     """The provider's stream for the sync driver; an ``astream``-only provider is stepped on a
     private event loop (``_config`` accepts a provider with either method)."""
     stream = getattr(provider, "stream", None)
     if stream is not None:
-        return iter(stream(request))
+        events = stream(request)
+        return events if type(events) is list else iter(events)
     return _sync_iter(provider.astream(request))
 
 
@@ -314,14 +315,17 @@ def _drive_sync(cfg: LoopConfig, provider: Provider, steering: Callable[[], Any]
                 if kind == MODEL:
                     try:
                         stream = _open_sync(provider, action[1])
-                        value = next(stream, END)
+                        if type(stream) is list:  # every event is known: the engine takes them at once
+                            value, stream = stream, None
+                        else:
+                            value = next(stream, END)
                     except Exception as exc:
                         value = Raised(exc)
                 elif kind == TOOL:
                     _, tool, args, call, on_update = action
                     try:
                         value = tool.invoke(args, tool_call_id=call.id, signal=signal, on_update=on_update)
-                        if _awaitable(value):
+                        if type(value) not in _PLAIN and _awaitable(value):
                             value = coros.run(value)
                     except Exception as exc:
                         value = Raised(exc)
