@@ -215,99 +215,99 @@ class HttpProvider(BaseProvider):
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         call, url, headers, content = self._prepare(request)
         attempt = 0
-        while True:
-            attempt += 1
-            yielded = False
-            try:
-                response = self._open(self._request(call.method, url, headers, content))
+        try:
+            while True:
+                attempt += 1
+                yielded = False
                 try:
-                    if response.status_code >= 400:
-                        raise self._error_from(response.status_code, response.headers, response.read())
-                    if not self.streaming:
-                        events = self.decode_body(_json_body(response.read(), self))
-                        self.attempts.append(attempt)
-                        yield from events
-                        return
-                    decoder = self.stream_decoder()
-                    signal = request.abort_signal
-                    for chunk in response.iter_bytes():
-                        for event in decoder.feed(chunk):
+                    response = self._open(self._request(call.method, url, headers, content))
+                    try:
+                        if response.status_code >= 400:
+                            raise self._error_from(response.status_code, response.headers, response.read())
+                        if not self.streaming:
+                            events = self.decode_body(_json_body(response.read(), self))
+                            yield from events
+                            return
+                        decoder = self.stream_decoder()
+                        signal = request.abort_signal
+                        for chunk in response.iter_bytes():
+                            for event in decoder.feed(chunk):
+                                yielded = True
+                                yield event
+                            if signal is not None and signal.aborted:
+                                yield _aborted()
+                                return
+                        for event in decoder.close():
                             yielded = True
                             yield event
-                        if signal is not None and signal.aborted:
-                            yield _aborted()
-                            self.attempts.append(attempt)
-                            return
-                    for event in decoder.close():
-                        yielded = True
-                        yield event
-                    self.attempts.append(attempt)
-                    return
-                finally:
-                    response.close()
-            except ProviderError as err:
-                wait = None if yielded else self.retry.delay(attempt, err)
-                if wait is None:
-                    self.attempts.append(attempt)
-                    raise
-                self.retry.sleep(wait)
-            except httpx.TransportError as exc:
-                err = _transport_error(exc, self)
-                wait = None if yielded else self.retry.delay(attempt, err)
-                if wait is None:
-                    self.attempts.append(attempt)
-                    raise err from exc
-                self.retry.sleep(wait)
+                        return
+                    finally:
+                        response.close()
+                except ProviderError as err:
+                    wait = None if yielded else self.retry.delay(attempt, err)
+                    if wait is None:
+                        raise
+                    self.retry.sleep(wait)
+                except httpx.TransportError as exc:
+                    err = _transport_error(exc, self)
+                    wait = None if yielded else self.retry.delay(attempt, err)
+                    if wait is None:
+                        raise err from exc
+                    self.retry.sleep(wait)
+        finally:
+            # recorded here, not at each return: the loop closes the stream at its terminal
+            # event, so code after the last yield never runs
+            self.attempts.append(attempt)
 
     # --- async ------------------------------------------------------------------------------
 
     async def astream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         call, url, headers, content = self._prepare(request)
         attempt = 0
-        while True:
-            attempt += 1
-            yielded = False
-            try:
-                response = await self._aopen(self._request(call.method, url, headers, content))
+        try:
+            while True:
+                attempt += 1
+                yielded = False
                 try:
-                    if response.status_code >= 400:
-                        raise self._error_from(response.status_code, response.headers, await response.aread())
-                    if not self.streaming:
-                        events = self.decode_body(_json_body(await response.aread(), self))
-                        self.attempts.append(attempt)
-                        for event in events:
-                            yield event
-                        return
-                    decoder = self.stream_decoder()
-                    signal = request.abort_signal
-                    async for chunk in response.aiter_bytes():
-                        for event in decoder.feed(chunk):
+                    response = await self._aopen(self._request(call.method, url, headers, content))
+                    try:
+                        if response.status_code >= 400:
+                            raise self._error_from(response.status_code, response.headers, await response.aread())
+                        if not self.streaming:
+                            events = self.decode_body(_json_body(await response.aread(), self))
+                            for event in events:
+                                yield event
+                            return
+                        decoder = self.stream_decoder()
+                        signal = request.abort_signal
+                        async for chunk in response.aiter_bytes():
+                            for event in decoder.feed(chunk):
+                                yielded = True
+                                yield event
+                            if signal is not None and signal.aborted:
+                                yield _aborted()
+                                return
+                        for event in decoder.close():
                             yielded = True
                             yield event
-                        if signal is not None and signal.aborted:
-                            yield _aborted()
-                            self.attempts.append(attempt)
-                            return
-                    for event in decoder.close():
-                        yielded = True
-                        yield event
-                    self.attempts.append(attempt)
-                    return
-                finally:
-                    await response.aclose()
-            except ProviderError as err:
-                wait = None if yielded else self.retry.delay(attempt, err)
-                if wait is None:
-                    self.attempts.append(attempt)
-                    raise
-                await self.retry.asleep(wait)
-            except httpx.TransportError as exc:
-                err = _transport_error(exc, self)
-                wait = None if yielded else self.retry.delay(attempt, err)
-                if wait is None:
-                    self.attempts.append(attempt)
-                    raise err from exc
-                await self.retry.asleep(wait)
+                        return
+                    finally:
+                        await response.aclose()
+                except ProviderError as err:
+                    wait = None if yielded else self.retry.delay(attempt, err)
+                    if wait is None:
+                        raise
+                    await self.retry.asleep(wait)
+                except httpx.TransportError as exc:
+                    err = _transport_error(exc, self)
+                    wait = None if yielded else self.retry.delay(attempt, err)
+                    if wait is None:
+                        raise err from exc
+                    await self.retry.asleep(wait)
+        finally:
+            # recorded here, not at each return: the loop closes the stream at its terminal
+            # event, so code after the last yield never runs
+            self.attempts.append(attempt)
 
     def close(self) -> None:
         """Close what this provider opened itself (injected clients stay open)."""
