@@ -184,13 +184,16 @@ class Simulator:
             return resp
         headers, events = self.render_stream(request, route, turn)
         resp = SimResponse(status=200, headers=headers, chunks=list(events))
+        # a fault never lets the stream finish: an ``after`` at or past the last wire event acts
+        # on that last event (a protocol that sends a whole tool call in one event has few)
         mid = turn.fault(MidStreamError)
         if mid is not None:
-            resp.chunks = resp.chunks[: mid.after] + [self.stream_error_event(mid)]
+            resp.chunks = resp.chunks[: min(mid.after, len(resp.chunks) - 1)] + [self.stream_error_event(mid)]
         cut = turn.fault(Truncate)
-        if cut is not None and cut.after < len(resp.chunks):
-            nxt = resp.chunks[cut.after]
-            resp.chunks = resp.chunks[: cut.after] + ([nxt[: max(1, len(nxt) // 2)]] if nxt else [])
+        if cut is not None and resp.chunks:
+            at = min(cut.after, len(resp.chunks) - 1)
+            nxt = resp.chunks[at]
+            resp.chunks = resp.chunks[:at] + ([nxt[: max(1, len(nxt) // 2)]] if nxt else [])
             resp.truncated = True
         _apply_delays(resp, turn)
         return resp
