@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
@@ -32,7 +31,7 @@ from .events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from .messages import AssistantMessage
+from .messages import AssistantMessage, dumps
 from .provider import BaseProvider, ModelRequest
 from .retry import NO_RETRY, RetryPolicy
 from .script import Delay, HttpFault, MidStreamError, Script, Truncate, Turn
@@ -52,7 +51,6 @@ class CallIds:
         return f"{self.prefix}{self.n}"
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
 
 
 def _pieces(text: str, size: int) -> list[str]:
@@ -86,7 +84,7 @@ def turn_events(turn: Turn, *, ids: Callable[[], str], chunk_size: int = 16, api
         events.append(TextEndEvent(index))
         index += 1
     for c in turn.tool_calls:
-        raw = c.arguments if isinstance(c.arguments, str) else _ENCODE(c.arguments if type(c.arguments) is dict else dict(c.arguments))
+        raw = c.arguments if isinstance(c.arguments, str) else dumps(c.arguments if type(c.arguments) is dict else dict(c.arguments), compact=False)
         events.append(ToolCallStartEvent(index, c.id or ids(), c.name))
         if len(raw) <= size:
             events.append(ToolCallDeltaEvent(index, raw))

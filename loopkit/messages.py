@@ -185,11 +185,38 @@ def parse_arguments(text: str) -> tuple[Any, str | None]:
 _scan = json.scanner.make_scanner(json.JSONDecoder())
 
 
+def _no_default(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _c_encoder(item_separator: str, key_separator: str) -> Any:
+    # the C encoder object itself: json.dumps and JSONEncoder.encode build a new one on every call
+    from json.encoder import c_make_encoder, encode_basestring
+
+    if c_make_encoder is None:  # pragma: no cover - Python builds without the _json accelerator
+        return None
+    return c_make_encoder(None, _no_default, encode_basestring, None, key_separator, item_separator, False, False, True)
+
+
+_COMPACT = _c_encoder(",", ":")
+_SPACED = _c_encoder(", ", ": ")
+
+
+def dumps(value: Any, *, compact: bool = True) -> str:
+    """``json.dumps(value, ensure_ascii=False)`` with ``(",", ":")`` separators (or json's default
+    ``(", ", ": ")`` when ``compact=False``), about twice as fast for small values: the loop and the
+    adapters encode on every round."""
+    encoder = _COMPACT if compact else _SPACED
+    if encoder is None:  # pragma: no cover
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":") if compact else None)
+    return "".join(encoder(value, 0))
+
+
 def arguments_json(call: ToolCall) -> str:
     """The argument text to put on the wire for ``call``: the raw text when it never parsed."""
     if call.raw_arguments is not None:
         return call.raw_arguments
-    return json.dumps(call.arguments, ensure_ascii=False, separators=(",", ":"))
+    return dumps(call.arguments)
 
 
 def user(content: str | list[UserBlock], *, timestamp: int = 0) -> UserMessage:

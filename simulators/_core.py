@@ -221,8 +221,23 @@ def _apply_delays(resp: SimResponse, turn: Turn) -> None:
             resp.delays[index] = resp.delays.get(index, 0.0) + f.seconds
 
 
-compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), check_circular=False).encode
-"""``json.dumps(data, ensure_ascii=False, separators=(",", ":"))`` without building an encoder per call."""
+def _no_default(value: Any) -> Any:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+try:  # the C encoder object itself: JSONEncoder.encode builds a new one on every call
+    from json.encoder import c_make_encoder as _c_make_encoder, encode_basestring as _encode_basestring
+
+    _COMPACT = _c_make_encoder(None, _no_default, _encode_basestring, None, ":", ",", False, False, True) if _c_make_encoder else None
+except ImportError:  # pragma: no cover - Python builds without the _json accelerator
+    _COMPACT = None
+
+
+def compact_json(data: Any) -> str:
+    """``json.dumps(data, ensure_ascii=False, separators=(",", ":"))``, about twice as fast."""
+    if _COMPACT is None:  # pragma: no cover
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return "".join(_COMPACT(data, 0))
 
 
 def sse(data: Any, event: str | None = None) -> bytes:

@@ -24,6 +24,7 @@ import httpx
 from ..errors import ConnectionClosedError, ProviderError, UsageError, WireError, error_class_for_status
 from ..events import ErrorEvent, StreamEvent
 from ..messages import Message
+from ..messages import dumps
 from ..provider import BaseProvider, ModelRequest
 from ..retry import RetryPolicy, parse_retry_after
 
@@ -198,7 +199,7 @@ class HttpProvider(BaseProvider):
         url = self.base_url + call.path
         if call.params:
             url += "?" + "&".join(f"{k}={v}" for k, v in call.params.items())
-        content = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        content = dumps(body).encode("utf-8")
         return call, url, headers, content
 
     def _error_from(self, response_status: int, headers: httpx.Headers, body: bytes) -> ProviderError:
