@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from loopkit.errors import IncompleteScript
+from loopkit.errors import IncompleteScript, ScriptError
 from loopkit.script import Delay, HttpFault, MidStreamError, Script, Truncate, Turn
 
 
@@ -95,6 +95,14 @@ class Simulator:
 
     def __init__(self, script: Script | list[Turn | str], *, model: str = "sim-model", chunk_size: int = 8) -> None:
         self.script = Script.coerce(script)
+        for i, turn in enumerate(self.script):
+            if turn.aborted or turn.stop_reason == "aborted":
+                # an aborted stop is the caller's own doing; rendering it as some other ending
+                # would let a test pass for the wrong reason
+                raise ScriptError(
+                    f"{self.protocol} simulator: turn {i + 1} is scripted as aborted, which no wire protocol "
+                    "can send (the caller aborts); abort the run with abort_signal instead"
+                )
         self.model = model
         self.chunk_size = chunk_size
         self.requests: list[SimRequest] = []

@@ -19,7 +19,7 @@ block stops, cumulative usage in ``message_delta``, ``message_stop`` last, no ``
 
 Stop reasons (the Turn's normalised one -> wire): stop ``end_turn``, toolUse ``tool_use``, length
 ``max_tokens``, error ``refusal`` (with ``stop_details`` carrying ``Turn.error``). A server cannot
-express ``aborted``; such a turn ends with ``end_turn``.
+express ``aborted``: such a turn is refused when the simulator is built.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ _DEFAULT_MESSAGES = {
     "timeout_error": "Request timed out",
     "overloaded_error": "Overloaded",
 }
-_WIRE_STOP = {"stop": "end_turn", "toolUse": "tool_use", "length": "max_tokens", "error": "refusal", "aborted": "end_turn"}
+_WIRE_STOP = {"stop": "end_turn", "toolUse": "tool_use", "length": "max_tokens", "error": "refusal"}
 
 
 def _retryable(status: int) -> bool:

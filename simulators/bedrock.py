@@ -15,7 +15,7 @@ Script mapping: stop ``stop`` -> ``end_turn``, ``length`` -> ``max_tokens``, ``t
 ``tool_use``. ``wire_stop_reasons={turn_index: "guardrail_intervened", ...}`` sends any other
 ``stopReason``. A turn with ``error`` ends a stream with a ``modelStreamErrorException`` and a
 body request with HTTP 424 ``ModelErrorException``. ``aborted`` cannot travel on a wire (an abort
-is the client's act) and is sent as ``end_turn``. Faults: :class:`~loopkit.script.HttpFault` gives
+is the client's act): such a turn is refused when the simulator is built. Faults: :class:`~loopkit.script.HttpFault` gives
 the real error body and ``x-amzn-errortype``; :class:`~loopkit.script.MidStreamError` an exception
 message (``error_type`` is the ``ConverseStreamOutput`` member, e.g. ``throttlingException``).
 """
@@ -58,7 +58,7 @@ _DEFAULT_MESSAGES: dict[str, str] = {
     "InternalServerException": "The server encountered an error processing your request.",
     "ServiceUnavailableException": "Bedrock is unable to process your request.",
 }
-_STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "toolUse": "tool_use", "aborted": "end_turn"}
+_STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "toolUse": "tool_use"}
 _PAD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 

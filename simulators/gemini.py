@@ -19,7 +19,7 @@ How a :class:`~loopkit.script.Turn` renders:
   with the text in ``finishMessage``, which is what Gemini does.
 - ``stop_reason`` ``length`` -> ``MAX_TOKENS``. ``error`` -> that finish reason when the text is
   one (``"SAFETY"`` or ``"SAFETY: why"``), else ``OTHER`` with the text as ``finishMessage``.
-  ``aborted`` has no wire form here (the client aborts, not the server); it renders as ``OTHER``.
+  An ``aborted`` turn is refused when the simulator is built (the client aborts, not the server).
 
 Validation follows the real API where tests depend on it: the API key (header ``x-goog-api-key``
 or query ``key``; missing -> 403 ``PERMISSION_DENIED``), JSON body, known top-level fields,
@@ -354,8 +354,6 @@ def _finish(turn: Turn) -> tuple[str, str | None]:
         if head.strip() in FINISH_REASONS:
             return head.strip(), (rest.strip() or None) if sep else None
         return "OTHER", text or None
-    if reason == "aborted":
-        return "OTHER", "aborted"
     return "STOP", None
 
 

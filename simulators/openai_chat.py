@@ -22,7 +22,7 @@ from loopkit.script import MidStreamError, Turn
 from ._core import SimRequest, SimResponse, json_response, sse
 from ._openai_common import BASE_HEADERS, STREAM_HEADERS, OpenAISimulator, arguments_text, split_arbitrarily, token_counts
 
-_FINISH = {"stop": "stop", "toolUse": "tool_calls", "length": "length", "error": "stop", "aborted": "stop"}
+_FINISH = {"stop": "stop", "toolUse": "tool_calls", "length": "length", "error": "stop"}
 
 
 class OpenAIChatSimulator(OpenAISimulator):

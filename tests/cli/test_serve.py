@@ -63,3 +63,4 @@ def test_serve_reports_unparsable_files(tmp_path: Path, capsys, content: str) ->
     path.write_text(content)
     assert main(["serve", "anthropic", "--script", str(path)]) == 2
     assert "not valid" in capsys.readouterr().err
+
