@@ -8,6 +8,8 @@ does not write. Adapters, fakes, recorders and replayers all implement this one 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import queue
 import threading
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -158,6 +160,16 @@ class BaseProvider:
 
 
 def _sync_iter(agen: AsyncIterator[StreamEvent]) -> Iterator[StreamEvent]:
+    """Step an async iterator from sync code: on a private event loop, or, when this thread
+    already runs one (sync code called from async code), on a worker thread's loop."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return _stepped(agen)
+    return _threaded(agen)
+
+
+def _stepped(agen: AsyncIterator[StreamEvent]) -> Iterator[StreamEvent]:
     loop = asyncio.new_event_loop()
     try:
         while True:
@@ -170,3 +182,39 @@ def _sync_iter(agen: AsyncIterator[StreamEvent]) -> Iterator[StreamEvent]:
         if aclose is not None:
             loop.run_until_complete(aclose())
         loop.close()
+
+
+_DONE = object()
+
+
+def _threaded(agen: AsyncIterator[StreamEvent]) -> Iterator[StreamEvent]:
+    items: queue.Queue[tuple[bool, Any]] = queue.Queue()
+    stop = threading.Event()
+
+    async def pump() -> None:
+        try:
+            async for event in agen:
+                items.put((True, event))
+                if stop.is_set():  # the consumer went away: stop pulling
+                    break
+            items.put((True, _DONE))
+        except BaseException as exc:  # noqa: BLE001 - handed to the consuming thread
+            items.put((False, exc))
+        finally:
+            aclose = getattr(agen, "aclose", None)
+            if aclose is not None:
+                await aclose()
+
+    context = contextvars.copy_context()
+    worker = threading.Thread(target=context.run, args=(asyncio.run, pump()), name="loopkit-astream", daemon=True)
+    worker.start()
+    try:
+        while True:
+            ok, value = items.get()
+            if not ok:
+                raise value
+            if value is _DONE:
+                return
+            yield value
+    finally:
+        stop.set()

@@ -560,6 +560,31 @@ def test_arun_drives_a_stream_only_provider_and_run_an_astream_only_one():
     assert (r.reason, r.text) == ("stop", "from astream")
 
 
+def test_run_steps_an_astream_only_provider_from_inside_a_running_event_loop():
+    """Regression: sync ``run()`` called from async code tried to run a second event loop in the
+    same thread; the provider's astream now runs on a worker thread's loop."""
+
+    async def caller() -> tuple[str, str]:
+        r = run(AsyncOnly("from a running loop"), "go")
+        return r.reason, r.text
+
+    assert asyncio.run(caller()) == ("stop", "from a running loop")
+
+
+def test_an_astream_failure_reaches_run_from_inside_a_running_event_loop():
+    class Failing(AsyncOnly):
+        async def astream(self, request):
+            raise ConnectionError("upstream went away")
+            yield  # pragma: no cover
+
+    async def caller():
+        return run(Failing("x"), "go")
+
+    r = asyncio.run(caller())
+    assert r.reason == "error"
+    assert "ConnectionError: upstream went away" in r.messages[-1].error_message
+
+
 # --- run and arun agree on every kind of run --------------------------------------------------
 
 
