@@ -191,7 +191,12 @@ class ScriptedProvider(BaseProvider):
 
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         self.requests.append(request)
-        turn = self._take()
+        turns = self.script.turns
+        if self._next < len(turns):  # the common case of _take(), inline: this is a hot path
+            turn = turns[self._next]
+            self._next += 1
+        else:
+            turn = self._take()
         if not turn.faults:
             # a list: every event is known up front, so the loop may take them in one step
             return turn_events(turn, ids=self.ids, chunk_size=self.chunk_size, model=self.model)  # type: ignore[return-value]

@@ -190,6 +190,7 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
         emit(MessageEnd(p))
 
     pending: list[Message] = as_messages((yield STEER), clock) if steering else []
+    template: ModelRequest | None = None  # the first request; later ones copy its settings
     first_round = True
     while True:
         has_more = True
@@ -211,17 +212,21 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
 
             # --- one model call -------------------------------------------------------------
             model_calls += 1
-            request = ModelRequest(
-                history,
-                tools=specs,
-                tool_choice=cfg.tool_choice,
-                parallel_tool_calls=cfg.parallel_tool_calls,
-                model=cfg.model,
-                system=cfg.system,
-                abort_signal=signal,
-                call_number=model_calls,
-                _count=len(history),
-            )
+            if template is None:
+                template = ModelRequest(
+                    history,
+                    tools=specs,
+                    tool_choice=cfg.tool_choice,
+                    parallel_tool_calls=cfg.parallel_tool_calls,
+                    model=cfg.model,
+                    system=cfg.system,
+                    abort_signal=signal,
+                    call_number=model_calls,
+                    _count=len(history),
+                )
+                request = template
+            else:
+                request = template.next_call(model_calls)
             acc = Accumulator(timestamp=clock())
             started = False
             failure: BaseException | None = None

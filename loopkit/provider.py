@@ -95,6 +95,21 @@ class ModelRequest:
         self.abort_signal = abort_signal
         self.call_number = call_number
 
+    def next_call(self, call_number: int) -> ModelRequest:
+        """This request for a later model call of the same run: the same settings over the
+        history as it stands now (the loop's history only grows)."""
+        request = object.__new__(ModelRequest)
+        request._history = self._history
+        request._count = len(self._history)
+        request.tools = self.tools
+        request.tool_choice = self.tool_choice
+        request.parallel_tool_calls = self.parallel_tool_calls
+        request.model = self.model
+        request.system = self.system
+        request.abort_signal = self.abort_signal
+        request.call_number = call_number
+        return request
+
     @property
     def messages(self) -> list[Message]:
         h = self._history
