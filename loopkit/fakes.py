@@ -8,13 +8,12 @@ a script that runs out raises :class:`ScriptExhausted` naming the call, and
 
 from __future__ import annotations
 
-import asyncio
 import inspect
-import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
+from ._sync import run_coroutine
 from .errors import ConnectionClosedError, IncompleteScript, ProviderError, ScriptExhausted, StreamError, error_class_for_status
 from .events import (
     DoneEvent,
@@ -235,33 +234,6 @@ class ScriptedProvider(BaseProvider):
             )
 
 
-def _run_coroutine(awaitable: Any) -> Any:
-    """Await ``awaitable`` from sync code: on a private loop, or on a worker thread when this
-    thread already runs one (``run()`` called from async code), where a nested loop cannot run."""
-
-    async def wait() -> Any:
-        return await awaitable
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(wait())
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = asyncio.run(wait())
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = exc
-
-    worker = threading.Thread(target=target, name="loopkit-function-provider")
-    worker.start()
-    worker.join()
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
-
-
 async def _drain(events: Any) -> tuple[list[Any], Exception | None]:
     out: list[Any] = []
     try:
@@ -304,11 +276,11 @@ class FunctionProvider(BaseProvider):
         self.requests.append(request)
         answer = self.fn(request)
         if inspect.isawaitable(answer):
-            answer = _run_coroutine(answer)
+            answer = run_coroutine(answer)
         if hasattr(answer, "__aiter__"):
             # an async iterator of events, driven from sync code: drain it, then replay what it
             # sent and the error it stopped with, so a failure still comes after its events
-            events, error = _run_coroutine(_drain(answer))
+            events, error = run_coroutine(_drain(answer))
             yield from events
             if error is not None:
                 raise error

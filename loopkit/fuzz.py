@@ -23,7 +23,6 @@ minimal example. Use :func:`fuzz` from pytest (``fuzz(my_tool).raise_for_finding
 
 from __future__ import annotations
 
-import importlib
 import inspect
 import json
 import random
@@ -32,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._targets import import_target
 from .errors import UsageError
 from .messages import ToolResultMessage
 from .tools import Tool, adapt_tool
@@ -130,19 +130,7 @@ class FuzzReport:
 def load_target(target: Any) -> Tool:
     """A :class:`Tool` from ``module:attribute`` text, or from anything :func:`adapt_tool` takes."""
     if isinstance(target, str):
-        module_name, sep, attr = target.partition(":")
-        if not sep or not module_name or not attr:
-            raise UsageError(f"fuzz target {target!r} must look like 'module:function' (a tool, a typed function, or a spec/execute dict)")
-        try:
-            obj: Any = importlib.import_module(module_name)
-        except ImportError as exc:
-            raise UsageError(f"fuzz target {target!r}: cannot import {module_name!r} ({exc}); is it on PYTHONPATH?") from None
-        for part in attr.split("."):
-            try:
-                obj = getattr(obj, part)
-            except AttributeError:
-                raise UsageError(f"fuzz target {target!r}: {module_name!r} has no attribute {attr!r}") from None
-        target = obj
+        target = import_target(target, what="fuzz target", form="module:function (a tool, a typed function, or a spec/execute dict)")
     return adapt_tool(target)
 
 

@@ -10,15 +10,15 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import inspect
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ._sync import in_thread, run_coroutine
 from .errors import LoopkitError, UsageError
 from .events import AgentEvent
-from .loop import END, FOLLOW_KIND, MODEL, NEXT_KIND, STEER_KIND, TOOL, LoopConfig, LoopOutcome, Raised, agent_loop
+from .loop import END, MODEL, NEXT_KIND, STEER_KIND, TOOL, LoopConfig, LoopOutcome, Raised, agent_loop
 from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage, total_usage
 from .provider import AbortSignal, Provider, ToolChoice, _sync_iter
 from .tools import Tool, ToolRegistry, adapt_tool, default_registry, resolve_tools
@@ -235,39 +235,13 @@ class _CoroutineRunner:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def run(self, coro: Any) -> Any:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            if self._loop is None:
-                self._loop = asyncio.new_event_loop()
-            return self._loop.run_until_complete(coro)
-        return _in_thread(lambda: asyncio.run(_await(coro)))
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return run_coroutine(coro, self._loop)
 
     def close(self) -> None:
         if self._loop is not None:
             self._loop.close()
-
-
-async def _await(coro: Any) -> Any:
-    return await coro
-
-
-def _in_thread(fn: Callable[[], Any]) -> Any:
-    ctx = contextvars.copy_context()
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["value"] = ctx.run(fn)
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-            box["error"] = exc
-
-    t = threading.Thread(target=target, name="loopkit-worker")
-    t.start()
-    t.join()
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
 
 
 def _open_sync(provider: Provider, request: Any) -> Iterator[Any] | list[Any]:
@@ -609,7 +583,7 @@ class Runtime:
         except RuntimeError:
             return self._finish(run(chosen, content, **kwargs))
         # called from inside a running event loop (an async tool): run on a worker thread
-        return self._finish(_in_thread(lambda: run(chosen, content, **kwargs)))
+        return self._finish(in_thread(lambda: run(chosen, content, **kwargs)))
 
     async def aexec(self, content: str | Message | Sequence[str | Message], **options: Any) -> str:
         """:meth:`exec` on asyncio (same options)."""

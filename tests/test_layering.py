@@ -32,6 +32,8 @@ LAYERS: dict[str, int] = {
     "loopkit.runtime": 1,
     "loopkit.serde": 1,
     "loopkit.eventstream": 1,
+    "loopkit._sync": 1,
+    "loopkit._targets": 1,
     "loopkit.providers": 2,
     "loopkit.fakes": 2,
     "loopkit.recording": 2,

@@ -8,12 +8,12 @@ process) and/or ``base_url=`` (a simulator served on 127.0.0.1), and optionally 
 
 from __future__ import annotations
 
-import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._targets import import_target
 from ..errors import UsageError
 from ..provider import Provider
 
@@ -52,20 +52,11 @@ def resolve_factory(target: str | ProviderFactory) -> ProviderFactory:
 
     if target in ADAPTERS:
         return builtin_factory(target)
-    module, sep, attr = target.partition(":")
-    if not sep or not module or not attr:
+    if ":" not in target:
         raise UsageError(
             f"conformance target {target!r} is neither a built-in adapter ({', '.join(ADAPTERS)}) nor 'module:factory'"
         )
-    try:
-        obj: Any = importlib.import_module(module)
-    except ImportError as exc:
-        raise UsageError(f"conformance target {target!r}: cannot import {module!r}: {exc}") from None
-    for part in attr.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise UsageError(f"conformance target {target!r}: module {module!r} has no attribute {attr!r}") from None
+    obj = import_target(target, what="conformance target")
     if not callable(obj):
         raise UsageError(f"conformance target {target!r} is a {type(obj).__name__}, not a callable factory")
     return obj

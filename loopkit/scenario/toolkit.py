@@ -13,12 +13,12 @@ that is how "never executed" is checked, whatever the tool does.
 from __future__ import annotations
 
 import builtins
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ScenarioError
+from .._targets import import_target
+from ..errors import ScenarioError, UsageError
 from ..provider import AbortSignal
 from ..tools import Tool, adapt_tool
 from .model import ToolDef
@@ -134,11 +134,10 @@ def _inner(name: str, d: ToolDef, state: ToolState) -> Tool:
 
 
 def _from_reference(name: str, d: ToolDef) -> Tool:
-    module, _, attr = d.kind.partition(":")
     try:
-        obj = getattr(importlib.import_module(module), attr)
-    except (ImportError, AttributeError) as exc:
-        raise ScenarioError(f"tool {name!r}: cannot import {d.kind!r}: {exc}") from None
+        obj = import_target(d.kind, what=f"tool {name!r}:")
+    except UsageError as exc:
+        raise ScenarioError(str(exc)) from None
     if isinstance(obj, Tool):
         if obj.name != name:
             raise ScenarioError(f"tool {name!r}: {d.kind!r} is a tool named {obj.name!r}; use that name as the key")
