@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = ("docs/wire.md",)
+PAGES = ("docs/wire.md", "docs/cassette-format.md")
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```\s*$", re.S | re.M)
 
 
