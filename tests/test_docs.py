@@ -47,11 +47,10 @@ SHELLS = ("bash", "sh", "shell")
 def doc_files() -> list[Path]:
     """README.md, every page under docs/, and every folder's README.md (not tests' fixtures)."""
     files = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
-    for path in sorted(ROOT.rglob("README.md")):
-        rel = path.relative_to(ROOT)
-        if len(rel.parts) > 1 and not any(p in IGNORED_DIRS or p.startswith(".") for p in rel.parts[:-1]):
-            if rel.parts[0] != "docs":
-                files.append(path)
+    for folder, dirs, names in os.walk(ROOT):
+        dirs[:] = sorted(d for d in dirs if d not in IGNORED_DIRS and d != "docs" and not d.startswith((".", "venv")))
+        if "README.md" in names and Path(folder) != ROOT:
+            files.append(Path(folder) / "README.md")
     return files
 
 
