@@ -6,17 +6,21 @@ Code blocks are found and run with sybil, one test per Markdown file:
 - ``python`` blocks run in order, sharing one namespace per file, with the repository root as the
   working directory. A block that defines a ``test_*`` function taking no arguments also calls it,
   so an example test in the docs is a test that passes.
-- ``console`` blocks run each ``$ command`` line, ``bash``/``sh``/``shell`` blocks each line; a
-  command must exit with 0. ``loopkit ...`` and ``pytest ...`` run as ``python -m loopkit`` and
-  ``python -m pytest`` with this interpreter, so this checkout is what they test; ``pip install``
-  is taken as done (these tests run inside that installation).
+- ``console`` blocks run each ``$ command`` line (the lines after it are its output, shown, not
+  compared), ``bash``/``sh``/``shell`` blocks each line; ``&&`` chains and ``# comments`` are
+  understood, wildcards expand from the repository root. A command must exit with 0.
+  ``loopkit ...``, ``pytest PATH...`` and ``python ...`` run with this interpreter (``python -m
+  loopkit``), so this checkout is what they test; ``pip install`` is taken as done (these tests run
+  inside that installation); a command shown on several pages runs once. Any other program, or a
+  ``pytest`` without a path (the whole suite, this test included), fails the test: mark the block.
 - ``yaml`` blocks must parse; one with a ``script`` or an ``expect`` key is a scenario (or a
   piece of one) and must load as a scenario.
 - ``json`` blocks must parse; ``text``, ``ini``, ``toml`` (and the other languages in
   ``SHOWN_ONLY``) are shown, not run. A block without a language, or with one this file does not
   know, fails the test: say what it is.
 - ``<!-- skip: next "reason" -->`` before a block marks it as not run, with the reason (a live
-  upstream, a placeholder module of the reader's own); the test reports the skip.
+  upstream, a placeholder module of the reader's own); ``-rA`` shows the skips with their reasons.
+  (These are sybil's directives: ``skip: start``/``skip: end`` cover several blocks.)
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from sybil.parsers.markdown import CodeBlockParser, SkipParser
 ROOT = Path(__file__).resolve().parent.parent
 IGNORED_DIRS = {".git", "node_modules", "site", "build", "dist", "tests", "__pycache__"}
 
-SHOWN_ONLY = {"text", "ini", "toml", "diff", "http", "jinja"}
+SHOWN_ONLY = {"text", "ini", "toml", "diff", "http", "sse", "xml", "html", "csv", "markdown"}
 SHELLS = ("bash", "sh", "shell")
 
 
@@ -133,7 +137,10 @@ def _argv(words: list[str]) -> list[str] | None:
         return [sys.executable, "-m", "pytest", *args]
     if words[0] == "python":
         return [sys.executable, *words[1:]]
-    raise AssertionError(f"the docs test does not know how to run {shlex.join(words)!r}: mark the block with a skip comment and say why")
+    raise AssertionError(
+        f"the docs test runs loopkit, python and pytest commands, not {shlex.join(words)!r}: put "
+        '<!-- skip: next "why it is not run" --> before the block, or show it as ```text'
+    )
 
 
 _SUCCEEDED: set[tuple[str, ...]] = set()  # a command shown on several pages runs once per session
@@ -181,7 +188,12 @@ def yaml_block(example: Example) -> None:
 
 
 def json_block(example: Example) -> None:
-    json.loads(str(example.parsed))
+    try:
+        json.loads(str(example.parsed))
+    except json.JSONDecodeError as e:
+        raise AssertionError(
+            f"{example.path}:{example.line + e.lineno}:{e.colno}: not valid JSON ({e.msg}); use ```text for a sketch with gaps"
+        ) from None
 
 
 def shown_only(example: Example) -> None:
