@@ -229,14 +229,12 @@ def fenced_languages(text: str) -> list[tuple[int, str]]:
 KNOWN = {"python", "console", "yaml", "json", *SHELLS, *SHOWN_ONLY}
 
 
-@pytest.mark.parametrize("path", doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_code_blocks_run_as_written(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def run_document(path: Path) -> list[str]:
+    """Run every code block of ``path`` (cwd: the repository root); return the skips' reasons."""
     unlabelled = [f"{path}:{line}: ```{lang}" for line, lang in fenced_languages(path.read_text(encoding="utf-8")) if lang not in KNOWN]
     assert not unlabelled, (
         "code blocks need a language the docs test knows (" + ", ".join(sorted(KNOWN)) + "):\n" + "\n".join(unlabelled)
     )
-    monkeypatch.chdir(ROOT)
-    monkeypatch.syspath_prepend(str(ROOT))
     document = Document.parse(str(path), *PARSERS)
     document.namespace["__name__"] = f"docs.{path.stem}"
     skipped = []
@@ -245,9 +243,71 @@ def test_code_blocks_run_as_written(path: Path, monkeypatch: pytest.MonkeyPatch)
             example.evaluate()
         except SkipTest as skip:
             skipped.append(f"line {example.line}: {skip}")
+    return skipped
+
+
+@pytest.mark.parametrize("path", doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_code_blocks_run_as_written(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.syspath_prepend(str(ROOT))
+    skipped = run_document(path)
     if skipped:
         # shown in the test report (-rA); a skip comment always carries its reason
         print(f"{path.relative_to(ROOT)}: not run:\n" + "\n".join(skipped))
+
+
+# ---------------------------------------------------------------- the runner catches mistakes
+
+
+def _page(tmp_path: Path, text: str) -> Path:
+    page = tmp_path / "page.md"
+    page.write_text(text, encoding="utf-8")
+    return page
+
+
+def test_runner_runs_python_in_order_and_calls_example_tests(tmp_path: Path) -> None:
+    page = _page(tmp_path, "```python\nx = 1\n```\n\ntext\n\n```python\ndef test_x():\n    assert x == 2\n```\n")
+    with pytest.raises(AssertionError):
+        run_document(page)
+
+
+def test_runner_rejects_blocks_without_a_language_and_invalid_data(tmp_path: Path) -> None:
+    with pytest.raises(AssertionError, match="need a language"):
+        run_document(_page(tmp_path, "```\nloopkit demo\n```\n"))
+    with pytest.raises(AssertionError, match="invalid YAML"):
+        run_document(_page(tmp_path, "```yaml\nfollow_ups:\n  - {poll: 1, messages: And then?}\n```\n"))
+    with pytest.raises(AssertionError, match="not valid JSON"):
+        run_document(_page(tmp_path, '```json\n{"a": ...}\n```\n'))
+
+
+def test_runner_loads_scenario_pieces(tmp_path: Path) -> None:
+    from loopkit.errors import ScenarioError
+
+    assert run_document(_page(tmp_path, "```yaml\nexpect:\n  end: {reason: stop, model_calls: 1}\n```\n")) == []
+    with pytest.raises(ScenarioError, match="model_call"):
+        run_document(_page(tmp_path, "```yaml\nexpect:\n  end: {reason: stop, model_call: 1}\n```\n"))
+
+
+def test_runner_commands(tmp_path: Path) -> None:
+    page = _page(tmp_path, '<!-- skip: next "a live service" -->\n```console\n$ curl https://example.com\n```\n')
+    assert run_document(page) == ["line 2: a live service"]   # the skipped block's line
+    assert _commands_of("$ loopkit run x.yaml --json   # one file\nout\n$ pip install -e . && loopkit demo\n") == [
+        ["loopkit", "run", "x.yaml", "--json"], ["pip", "install", "-e", "."], ["loopkit", "demo"],
+    ]  # fmt: skip
+    with pytest.raises(AssertionError, match="not 'curl"):
+        run_document(_page(tmp_path, "```bash\ncurl https://example.com\n```\n"))
+    with pytest.raises(AssertionError, match="names no test path"):
+        run_document(_page(tmp_path, "```bash\npython -m pytest -q\n```\n"))
+    with pytest.raises(AssertionError, match="exited with 2"):
+        run_document(_page(tmp_path, "```console\n$ loopkit no-such-command\n```\n"))
+
+
+def _commands_of(console: str) -> list[list[str]]:
+    class Parsed(str):
+        pass
+
+    example = type("E", (), {"parsed": Parsed(console), "line": 0})()
+    return [words for _, words in _commands(example, prompt=True)]
 
 
 def test_site_builds_in_strict_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
