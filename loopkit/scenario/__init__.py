@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import ScenarioError, UsageError
 from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
 from ..script import Delay, HttpFault, MidStreamError, Truncate, Turn
 from .checks import Failure, check_all
@@ -127,7 +127,12 @@ class Scenario:
         if reason is not None:
             return ScenarioResult(self.name, self.label, provider, "skipped", skip_reason=reason, xfail_reason=xfail)
         if self._toolbox is None:
-            self._toolbox = Toolbox(self.model)
+            try:
+                self._toolbox = Toolbox(self.model)
+            except ScenarioError as exc:  # a tool reference that does not import: name the file
+                if self.source is None:
+                    raise
+                raise ScenarioError(f"{self.source}: {exc}") from None
         record = execute(self.model, provider, self._toolbox, driver=driver)
         failures = check_all(self.model.expect, record)
         if xfail is not None:
