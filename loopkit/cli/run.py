@@ -52,7 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def main(args: argparse.Namespace) -> int:
-    from ..errors import UsageError
+    from ..errors import ScenarioError, UsageError
     from ..scenario import load_all
     from ..scenario.model import PROVIDER_NAMES, check_provider
 
@@ -66,6 +66,14 @@ def main(args: argparse.Namespace) -> int:
     scenarios = load_all(paths)  # a malformed file raises ScenarioFileError (exit 2, every problem listed)
     if not scenarios:
         raise UsageError(f"no scenario files under {', '.join(map(str, paths))}")
+    broken = []
+    for s in scenarios:  # every tool reference imports before anything runs
+        try:
+            s.prepare()
+        except ScenarioError as exc:
+            broken.append(str(exc))
+    if broken:
+        raise ScenarioError("\n".join(broken))
     total = len(scenarios) * len(providers)
     if args.json:
         results = [s.run(p, driver=args.driver, snapshot=True) for s in scenarios for p in providers]

@@ -109,6 +109,21 @@ class Scenario:
     def skip_reason(self, provider: str) -> str | None:
         return skip_reason(provider, self.model)
 
+    def prepare(self) -> Toolbox:
+        """Build the scenario's tools (once), importing its ``module:function`` references.
+
+        Raises:
+            ScenarioError: a reference does not import; the message names the file.
+        """
+        if self._toolbox is None:
+            try:
+                self._toolbox = Toolbox(self.model)
+            except ScenarioError as exc:
+                if self.source is None:
+                    raise
+                raise ScenarioError(f"{self.source}: {exc}") from None
+        return self._toolbox
+
     def run(self, provider: str = "scripted", *, driver: str = "sync", snapshot: bool = False) -> ScenarioResult:
         """Run on one provider and check every expectation.
 
@@ -130,14 +145,7 @@ class Scenario:
         reason = self.skip_reason(provider)
         if reason is not None:
             return ScenarioResult(self.name, self.label, provider, "skipped", skip_reason=reason, xfail_reason=xfail)
-        if self._toolbox is None:
-            try:
-                self._toolbox = Toolbox(self.model)
-            except ScenarioError as exc:  # a tool reference that does not import: name the file
-                if self.source is None:
-                    raise
-                raise ScenarioError(f"{self.source}: {exc}") from None
-        record = execute(self.model, provider, self._toolbox, driver=driver)
+        record = execute(self.model, provider, self.prepare(), driver=driver)
         failures = check_all(self.model.expect, record)
         if snapshot and self.model.expect.snapshot and not failures:
             from .snapshots import compare

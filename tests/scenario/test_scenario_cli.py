@@ -117,3 +117,17 @@ def test_run_compares_snapshots_as_pytest_does(pytester, capsys) -> None:
     (failure,) = failures()
     assert failure["check"] == "snapshot"
     assert "-          'text': 'Bye.'," in failure["actual"] and "+          'text': 'Hello.'," in failure["actual"]
+
+
+def test_a_tool_reference_that_does_not_import_exits_2_before_anything_runs(tmp_path, capsys) -> None:
+    folder = write(
+        tmp_path / "topic",
+        good=GOOD,
+        typo="tools: {lookup: 'json:dumpz'}\nscript: [Hi.]\nexpect:\n  end: {reason: stop}\n",
+        missing="tools: {lookup: 'no_such_module_here:f'}\nscript: [Hi.]\nexpect:\n  end: {reason: stop}\n",
+    )
+    assert main(["run", str(folder), "--provider", "scripted"]) == 2
+    captured = capsys.readouterr()
+    assert "scenario run(s)" not in captured.out
+    assert f"{folder / 'typo.yaml'}: tool 'lookup'" in captured.err and "'json' has no attribute 'dumpz'" in captured.err
+    assert f"{folder / 'missing.yaml'}: tool 'lookup'" in captured.err and "cannot import 'no_such_module_here'" in captured.err
