@@ -5,7 +5,6 @@ snapshot or a cassette the first time."""
 
 from __future__ import annotations
 
-import os
 import re
 from importlib.metadata import entry_points
 from pathlib import Path

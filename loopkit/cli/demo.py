@@ -217,7 +217,6 @@ def main(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ..report import summary_table, transcript
-
     from ._choices import check_choice
 
     console = Console()
