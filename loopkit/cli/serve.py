@@ -177,7 +177,11 @@ def main(args: argparse.Namespace) -> int:
     sim = simulators.create(args.protocol, script, model=args.model)
     if not args.quiet:
         RequestLog(sim, sys.stderr)
-    with simulators.serve(sim, port=args.port) as served:
+    try:
+        served = simulators.serve(sim, port=args.port)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
+    with served:
         print(f"loopkit {args.protocol} simulator listening on {served.base_url}", flush=True)
         try:
             while not (args.exit_when_done and sim.used >= len(script)):

@@ -115,3 +115,16 @@ def test_an_unknown_protocol_gets_a_hint(tmp_path: Path, capsys) -> None:
     ok.write_text('["hi"]')
     assert main(["serve", "antropic", "--script", str(ok)]) == 2
     assert "unknown protocol 'antropic' (did you mean 'anthropic'?)" in capsys.readouterr().err
+
+
+def test_a_port_in_use_is_a_clear_error(tmp_path: Path, capsys) -> None:
+    import socket
+
+    ok = tmp_path / "turns.json"
+    ok.write_text('["hi"]')
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["serve", "anthropic", "--script", str(ok), "--port", str(port)]) == 2
+    assert f"loopkit serve: error: cannot listen on 127.0.0.1:{port}: Address already in use" in capsys.readouterr().err
