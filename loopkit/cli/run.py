@@ -117,6 +117,7 @@ def group_failures(results: list[Any]) -> list[tuple[Any, list[str]]]:
 
 def _print_tables(results: list[Any], providers: list[str]) -> None:
     from rich.console import Console
+    from rich.text import Text
 
     from ..scenario.render import failure_report, matrix
 
@@ -127,7 +128,7 @@ def _print_tables(results: list[Any], providers: list[str]) -> None:
         console = Console(width=max(console.width, longest + 7 * len(providers) + 4))
     console.print(matrix(results, providers))
     for first, also in group_failures(results):
-        console.rule(f"{first.label} [{', '.join([first.provider, *also])}]", style="red")
+        console.rule(Text(f"{first.label} [{', '.join([first.provider, *also])}]"), style="red")  # Text: no markup in names
         console.print(failure_report(first, also))
     counts: dict[str, int] = {}
     for r in results:

@@ -85,6 +85,7 @@ def test_one_report_for_a_failure_shared_by_several_providers(tmp_path, capsys) 
     out = capsys.readouterr().out
     assert out.count("✗ bad [") == 1
     assert "✗ bad [scripted, anthropic, bedrock]: failed" in out
+    assert any(line.strip("─ ") == "topic/bad [scripted, anthropic, bedrock]" for line in out.splitlines())  # the rule above it
     assert "3 scenario run(s): 3 failed" in out
 
 
