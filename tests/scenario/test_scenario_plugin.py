@@ -150,3 +150,10 @@ def test_snapshot_of_the_transcript(pytester) -> None:
     changed.assert_outcomes(failed=1)
     changed.stdout.fnmatch_lines(["*the transcript differs from its snapshot*"])
 
+
+
+def test_a_path_that_does_not_exist_is_a_usage_error(pytester) -> None:
+    pytester.makeini("[pytest]\nloopkit_scenarios = scenarois\n")
+    result = pytester.runpytest(*PLUGIN_ARGS)
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*loopkit_scenarios (ini option, relative to the ini file): no such file or folder: */scenarois*"])
