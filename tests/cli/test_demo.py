@@ -40,14 +40,8 @@ def test_demo_prints_transcripts_and_summary(capsys) -> None:
     assert "all protocols agree with the scripted run" in out
 
 
-def test_an_unknown_protocol_is_a_usage_error_with_a_hint() -> None:
-    import subprocess
-    import sys
-    from pathlib import Path
-
-    done = subprocess.run(
-        [sys.executable, "-m", "loopkit", "demo", "--protocol", "anthropc"], capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], timeout=60
-    )
-    assert done.returncode == 2
-    assert done.stdout == ""
-    assert "loopkit demo: error: unknown protocol 'anthropc' (did you mean 'anthropic'?)" in done.stderr
+def test_an_unknown_protocol_is_a_usage_error_with_a_hint(capsys) -> None:
+    assert main(["demo", "--protocol", "scripted", "--protocol", "anthropc"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # nothing ran
+    assert "loopkit demo: error: unknown protocol 'anthropc' (did you mean 'anthropic'?)" in captured.err
