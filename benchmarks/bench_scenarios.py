@@ -1,8 +1,9 @@
 """The whole scenario library on every provider: scenario-runs per second.
 
 Budget: the library × 6 providers (scripted + the five wire protocols, each adapter over its
-in-process simulator) in under 10 s on a 2-core machine. Also times the library test module
-under pytest (sync and async drivers), serially and with ``-n 2`` (pytest-xdist): the items share
+in-process simulator) in under 10 s on a 2-core machine. Also times the library under pytest
+(the scenario plugin's items for the sync driver, the library test module for the async one),
+serially and with ``-n 2`` (pytest-xdist): the items share
 no state. The xdist figure includes starting the workers, which costs seconds in a venv with many
 pytest plugins.
 
@@ -65,10 +66,10 @@ def run_library(rounds: int) -> None:
 
 def run_pytest() -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    target = "tests/scenario/test_scenario_library.py"
+    targets = ["scenarios", "tests/scenario/test_scenario_library.py"]
     for extra in ([], ["-n", "2"]):
         t = time.perf_counter()
-        out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", target, *extra], cwd=ROOT, env=env, capture_output=True, text=True)
+        out = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", *targets, *extra], cwd=ROOT, env=env, capture_output=True, text=True)
         elapsed = time.perf_counter() - t
         last = out.stdout.strip().splitlines()[-1] if out.stdout.strip() else out.stderr.strip()[-200:]
         label = "pytest -n 2" if extra else "pytest (serial)"

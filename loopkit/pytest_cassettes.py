@@ -1,8 +1,11 @@
 """loopkit's cassette plugin for pytest (entry point ``pytest11``: ``loopkit_cassettes``).
 
-A test asks for the ``loopkit_cassette`` fixture and gets a cassette of its own, by default
-``cassettes/<module>/<test>.json`` under the rootdir (ini ``loopkit_cassette_dir`` changes the
-folder; the ``loopkit_cassette`` marker names a file or options)::
+A test asks for the ``loopkit_cassette`` fixture and gets a cassette of its own. Every cassette
+lives in one folder, ``cassettes/`` next to the ini file (ini option ``loopkit_cassette_dir``,
+relative to the ini file as pytest's own paths are). A test's cassette is, by default,
+``<folder>/<test file's path from the rootdir, without .py>/<test name>.json``; the
+``loopkit_cassette`` marker may name another file, relative to that same folder (or absolute),
+and options::
 
     @pytest.mark.loopkit_cassette(record_mode="once")
     def test_agent(loopkit_cassette):
@@ -39,7 +42,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="MODE",
         help="cassette record mode: none (default: replay only), once, new_episodes or all",
     )
-    parser.addini("loopkit_cassette_dir", "folder of per-test cassettes, relative to the rootdir", default="cassettes")
+    parser.addini("loopkit_cassette_dir", "folder of the cassettes, relative to the ini file (default: cassettes)", default="cassettes")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -58,11 +61,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+def cassette_dir(config: pytest.Config) -> Path:
+    """The folder every relative cassette path is resolved against: ``loopkit_cassette_dir``
+    relative to the ini file's folder (the rootdir when there is no ini file)."""
+    base = config.inipath.parent if config.inipath is not None else config.rootpath
+    return base / config.getini("loopkit_cassette_dir")
+
+
 def _default_path(item: pytest.Item) -> Path:
-    folder = item.config.rootpath / item.config.getini("loopkit_cassette_dir")
-    module = Path(str(item.path)).stem
+    test_file = Path(str(item.path))
+    root = item.config.rootpath
+    module = test_file.relative_to(root).with_suffix("") if test_file.is_relative_to(root) else Path(test_file.stem)
     name = re.sub(r"[^A-Za-z0-9_.-]+", "_", item.name).strip("_")
-    return folder / module / f"{name}.json"
+    return cassette_dir(item.config) / module / f"{name}.json"
 
 
 class CassetteFixture:
@@ -123,7 +134,7 @@ def loopkit_cassette(request: pytest.FixtureRequest) -> Iterator[CassetteFixture
     if path is None:
         path = _default_path(request.node)
     elif not Path(path).is_absolute():
-        path = Path(str(request.node.path)).parent / path
+        path = cassette_dir(request.config) / path
     mode = options.pop("record_mode", None) or request.config.getoption("--loopkit-record") or "none"
     fail_unplayed = options.pop("fail_unplayed", True)
     allow_network = options.pop("allow_network", False)

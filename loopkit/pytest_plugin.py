@@ -1,19 +1,29 @@
-"""loopkit's pytest plugin (entry point ``pytest11``): fixtures for scripted providers and
-loopback simulators that check, at teardown, that every scripted turn was used.
+"""loopkit's pytest plugin (entry point ``pytest11``): fixtures for scripted providers, loopback
+simulators, a deterministic clock and deterministic snapshots.
 
-loopkit is imported lazily inside the fixtures; the plugin keeps no global state.
+- ``scripted_provider(turns, **options)``: a ScriptedProvider whose unused turns fail the test
+  at teardown; scripted ``Delay`` waits are recorded in ``.sleeps``, never slept.
+- ``loopkit_simulator(protocol, turns, **options)``: a simulator on 127.0.0.1, stopped at
+  teardown, failing the test on unused turns; scripted delays are not slept either.
+- ``loopkit_clock``: a TickClock for ``run(..., clock=...)`` (timestamps 1, 2, 3, ...).
+- ``loopkit_snapshot``: syrupy's ``snapshot`` with :class:`loopkit.snapshot.LoopkitExtension`
+  (timestamps left out, ids renumbered), for runs, messages and events.
+- marker ``loopkit_incomplete_ok``: unused turns do not fail the test.
+
+Everything is described with examples in docs/pytest.md. loopkit is imported lazily inside the
+fixtures; the plugin keeps no global state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "loopkit_incomplete_ok: do not fail when scripted turns are left unused")
+    config.addinivalue_line("markers", "loopkit_incomplete_ok: do not fail the test when scripted turns are left unused")
 
 
 @pytest.fixture
@@ -24,41 +34,76 @@ def loopkit_clock() -> Any:
     return TickClock(start=1)
 
 
-@pytest.fixture
-def scripted_provider(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
-    """Factory: ``scripted_provider(turns, **options)`` gives a ScriptedProvider whose unused turns
-    fail the test at teardown (mark the test ``loopkit_incomplete_ok`` to allow them)."""
-    from loopkit.fakes import ScriptedProvider
+class ScriptedProviders:
+    """The ``scripted_provider`` fixture: call it with turns (and ScriptedProvider's options)
+    for a provider. ``made`` lists the providers; ``sleeps`` every wait they were scripted to
+    make (``Delay`` faults), which are recorded instead of slept."""
 
-    made: list[Any] = []
+    def __init__(self) -> None:
+        self.made: list[Any] = []
+        self.sleeps: list[float] = []
 
-    def factory(turns: Any, **options: Any) -> Any:
+    def __call__(self, turns: Any, **options: Any) -> Any:
+        from loopkit.fakes import ScriptedProvider
+
+        options.setdefault("sleep", self.sleeps.append)
         provider = ScriptedProvider(turns, **options)
-        made.append(provider)
+        self.made.append(provider)
         return provider
 
+
+@pytest.fixture
+def scripted_provider(request: pytest.FixtureRequest) -> Iterator[ScriptedProviders]:
+    """Factory: ``scripted_provider(turns, **options)`` gives a ScriptedProvider whose unused
+    turns fail the test at teardown (mark the test ``loopkit_incomplete_ok`` to allow them).
+    Scripted ``Delay`` waits are recorded in ``scripted_provider.sleeps``, never slept."""
+    factory = ScriptedProviders()
     yield factory
     if request.node.get_closest_marker("loopkit_incomplete_ok") is None:
-        for provider in made:
+        for provider in factory.made:
             provider.assert_complete()
 
 
-@pytest.fixture
-def loopkit_simulator(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
-    """Factory: ``loopkit_simulator(protocol, turns, **options)`` starts a simulator on 127.0.0.1
-    (``.base_url``, ``.requests``); it stops at teardown and fails the test on unused turns."""
-    import simulators
+class Simulators:
+    """The ``loopkit_simulator`` fixture: call it with a protocol and turns for a started
+    ``ServedSimulator`` (``.base_url``, ``.requests``). ``sleeps`` records scripted delays."""
 
-    served: list[Any] = []
+    def __init__(self) -> None:
+        self.served: list[Any] = []
+        self.sleeps: list[float] = []
 
-    def factory(protocol: str, turns: Any, **options: Any) -> Any:
+    def __call__(self, protocol: str, turns: Any, **options: Any) -> Any:
+        import simulators
+
+        options.setdefault("sleep", self.sleeps.append)
         sim = simulators.serve(protocol, turns, **options).start()
-        served.append(sim)
+        self.served.append(sim)
         return sim
 
+
+@pytest.fixture
+def loopkit_simulator(request: pytest.FixtureRequest) -> Iterator[Simulators]:
+    """Factory: ``loopkit_simulator(protocol, turns, **options)`` starts a simulator on
+    127.0.0.1 (``.base_url``, ``.requests``); it stops at teardown and fails the test on unused
+    turns (unless marked ``loopkit_incomplete_ok``). Scripted delays are recorded, not slept."""
+    factory = Simulators()
     yield factory
-    for sim in served:
+    for sim in factory.served:
         sim.stop()
     if request.node.get_closest_marker("loopkit_incomplete_ok") is None:
-        for sim in served:
+        for sim in factory.served:
             sim.assert_complete()
+
+
+@pytest.fixture
+def loopkit_snapshot(request: pytest.FixtureRequest) -> Any:
+    """syrupy's ``snapshot`` fixture with :class:`loopkit.snapshot.LoopkitExtension`: runs,
+    messages and events are stored without timestamps and with ids renumbered, so the snapshot
+    holds from one run to the next (``assert result == loopkit_snapshot``)."""
+    try:
+        snapshot = request.getfixturevalue("snapshot")
+    except pytest.FixtureLookupError:
+        pytest.fail("the loopkit_snapshot fixture needs syrupy: pip install syrupy", pytrace=False)
+    from loopkit.snapshot import LoopkitExtension
+
+    return snapshot.use_extension(LoopkitExtension)

@@ -19,7 +19,7 @@ from ._sync import in_thread, run_coroutine
 from .errors import LoopkitError, UsageError
 from .events import AgentEvent
 from .loop import END, MODEL, NEXT_KIND, STEER_KIND, TOOL, LoopConfig, LoopOutcome, Raised, agent_loop
-from .messages import AssistantMessage, Message, ToolResultMessage, Usage, UserMessage, total_usage
+from .messages import AssistantMessage, Message, ToolCall, ToolResultMessage, Usage, UserMessage, total_usage
 from .provider import AbortSignal, Provider, ToolChoice, _sync_iter
 from .tools import Tool, ToolRegistry, adapt_tool, default_registry, resolve_tools
 
@@ -92,6 +92,45 @@ class RunResult:
     def usage(self) -> Usage:
         """The usage of every model call of the run, summed."""
         return total_usage(self.messages)
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """Every tool call the loop acted on, in order: the calls of each assistant message
+        except those that ended in ``error`` or ``aborted`` (whose calls are dropped, never run).
+        Each has exactly one result in :attr:`tool_results`, at the same position."""
+        return [c for m in self.messages if isinstance(m, AssistantMessage) and m.stop_reason not in ("error", "aborted") for c in m.tool_calls]
+
+    def calls_to(self, name: str) -> list[ToolCall]:
+        """The calls of :attr:`tool_calls` that name the tool ``name`` (``[c.arguments for c in
+        result.calls_to("add")]``)."""
+        return [c for c in self.tool_calls if c.name == name]
+
+    @property
+    def tool_errors(self) -> list[ToolResultMessage]:
+        """The error results fed back to the model (unknown tool, invalid arguments, a tool that
+        raised, a skipped call), in order; ``[e.text for e in result.tool_errors]``."""
+        return [m for m in self.tool_results if m.is_error]
+
+    def result_for(self, call: ToolCall | str) -> ToolResultMessage:
+        """The result fed back for ``call`` (a :class:`ToolCall` of this run, matched by
+        position, or a call id: the first result with that id).
+
+        Raises:
+            LookupError: the run has no result for that call.
+        """
+        results = self.tool_results
+        if isinstance(call, str):
+            for r in results:
+                if r.tool_call_id == call:
+                    return r
+            wanted = call
+        else:
+            for c, r in zip(self.tool_calls, results):
+                if c is call:
+                    return r
+            wanted = call.id
+        known = ", ".join(repr(r.tool_call_id) for r in results) or "none"
+        raise LookupError(f"no tool result for call {wanted!r} in this run (results for: {known})")
 
 
 @dataclass(slots=True)

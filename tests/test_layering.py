@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "loopkit.scenario": 3,
     "loopkit.conformance": 3,
     "loopkit.fuzz": 3,
+    "loopkit.snapshot": 3,
     "loopkit.report": 4,
     "loopkit.cli": 4,
     "loopkit.pytest_plugin": 4,

@@ -19,12 +19,45 @@ from typing import Any
 from ..errors import LoopkitError
 
 
+DESCRIPTION = """\
+Run six built-in scripted sessions (a plain answer, a tool round trip, an unknown tool fed back
+as an error, invalid and broken arguments, steering that skips the remaining calls, a run that
+hits its cap) through the in-process scripted provider and through every wire protocol's
+adapter against its simulator over HTTP on 127.0.0.1. Nothing to configure, nothing leaves
+the machine.
+
+Each session prints as a transcript; a table then shows the end reason per session and
+protocol, and whether every protocol agreed with the scripted run. Where a wire format cannot
+express a session as written, a footnote says what differs and why.
+
+exit status: 0 when every protocol agrees, 1 otherwise, 2 for an unknown protocol."""
+
+
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("demo", help="run the built-in demo sessions through every provider", description=__doc__)
-    p.add_argument("--protocol", action="append", dest="protocols", metavar="P", help="limit to these protocols (scripted, openai_chat, ...)")
-    p.add_argument("--quiet", action="store_true", help="print only the summary")
-    p.add_argument("--json", action="store_true", help="print machine-readable results")
+    p = sub.add_parser(
+        "demo",
+        help="run the built-in demo sessions through every provider",
+        description=DESCRIPTION,
+        epilog="example:\n  loopkit demo --protocol scripted --protocol anthropic",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--protocol",
+        action="append",
+        dest="protocols",
+        metavar="NAME",
+        help="run only through this protocol (repeatable): scripted, openai_chat, openai_responses, anthropic, gemini, bedrock",
+    )
+    p.add_argument("--quiet", action="store_true", help="print only the table, no transcripts")
+    p.add_argument("--json", action="store_true", help="print the results as JSON")
     p.set_defaults(handler=main)
+
+
+def known_protocols() -> list[str]:
+    """Every name ``--protocol`` accepts: "scripted" and each wire protocol."""
+    from ..providers import ADAPTERS
+
+    return ["scripted", *ADAPTERS]
 
 
 @dataclass
@@ -184,9 +217,12 @@ def main(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ..report import summary_table, transcript
+    from ._choices import check_choice
 
     console = Console()
-    protocols = args.protocols or available_protocols()
+    for name in args.protocols or ():
+        check_choice(name, known_protocols(), what="protocol")
+    protocols = list(dict.fromkeys(args.protocols)) if args.protocols else available_protocols()
     tools = _tools()
     rows = []
     sessions_by_name = {s.name: s for s in sessions()}

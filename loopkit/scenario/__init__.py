@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import ScenarioError, UsageError
 from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
 from ..script import Delay, HttpFault, MidStreamError, Truncate, Turn
 from .checks import Failure, check_all
@@ -109,12 +109,31 @@ class Scenario:
     def skip_reason(self, provider: str) -> str | None:
         return skip_reason(provider, self.model)
 
-    def run(self, provider: str = "scripted", *, driver: str = "sync") -> ScenarioResult:
+    def prepare(self) -> Toolbox:
+        """Build the scenario's tools (once), importing its ``module:function`` references.
+
+        Raises:
+            ScenarioError: a reference does not import; the message names the file.
+        """
+        if self._toolbox is None:
+            try:
+                self._toolbox = Toolbox(self.model)
+            except ScenarioError as exc:
+                if self.source is None:
+                    raise
+                raise ScenarioError(f"{self.source}: {exc}") from None
+        return self._toolbox
+
+    def run(self, provider: str = "scripted", *, driver: str = "sync", snapshot: bool = False) -> ScenarioResult:
         """Run on one provider and check every expectation.
 
         Args:
             provider: ``scripted`` or a protocol name (see :data:`PROVIDER_NAMES`).
             driver: ``sync`` (:func:`loopkit.run`) or ``async`` (:func:`loopkit.arun`).
+            snapshot: also compare the transcript with the stored syrupy snapshot when the
+                scenario says ``expect.snapshot: true`` (what ``loopkit run`` does; under pytest
+                the plugin compares through syrupy's ``snapshot`` fixture instead, so that
+                ``--snapshot-update`` works). Needs syrupy and a scenario loaded from a file.
         """
         if driver not in ("sync", "async"):
             raise UsageError(f"driver must be 'sync' or 'async', not {driver!r}")
@@ -126,19 +145,23 @@ class Scenario:
         reason = self.skip_reason(provider)
         if reason is not None:
             return ScenarioResult(self.name, self.label, provider, "skipped", skip_reason=reason, xfail_reason=xfail)
-        if self._toolbox is None:
-            self._toolbox = Toolbox(self.model)
-        record = execute(self.model, provider, self._toolbox, driver=driver)
+        record = execute(self.model, provider, self.prepare(), driver=driver)
         failures = check_all(self.model.expect, record)
+        if snapshot and self.model.expect.snapshot and not failures:
+            from .snapshots import compare
+
+            problem = compare(self.source, self.name, provider, transcript_data(ScenarioResult(self.name, self.label, provider, "passed", record=record)))
+            if problem is not None:
+                failures.append(problem)
         if xfail is not None:
             status = "xfailed" if failures else "xpassed"
         else:
             status = "failed" if failures else "passed"
         return ScenarioResult(self.name, self.label, provider, status, failures, None, xfail, record)
 
-    def run_all(self, providers: Sequence[str] | None = None, *, driver: str = "sync") -> list[ScenarioResult]:
-        """Run on each of ``providers`` (default: all)."""
-        return [self.run(p, driver=driver) for p in (providers or PROVIDER_NAMES)]
+    def run_all(self, providers: Sequence[str] | None = None, *, driver: str = "sync", snapshot: bool = False) -> list[ScenarioResult]:
+        """Run on each of ``providers`` (default: all); see :meth:`run`."""
+        return [self.run(p, driver=driver, snapshot=snapshot) for p in (providers or PROVIDER_NAMES)]
 
     def __repr__(self) -> str:
         return f"Scenario({self.label!r})"

@@ -23,14 +23,15 @@ def _short(text: str, limit: int = 100) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def failure_report(result: ScenarioResult) -> RenderableType:
-    """What went wrong: expected against actual for each failed check, then the run as it went."""
+def failure_report(result: ScenarioResult, also: Sequence[str] = ()) -> RenderableType:
+    """What went wrong: expected against actual for each failed check, then the run as it went.
+    ``also`` names other providers whose run failed in the very same way (shown in the title)."""
     from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
     mark, style = STATUS_MARK[result.status]
-    head = Text.assemble((f"{mark} ", style), (f"{result.name} [{result.provider}]", "bold"), f": {result.status}")
+    head = Text.assemble((f"{mark} ", style), (f"{result.name} [{', '.join([result.provider, *also])}]", "bold"), f": {result.status}")
     if result.xfail_reason:
         head.append(f" (xfail: {result.xfail_reason})", style="yellow")
     if result.skip_reason:
@@ -82,11 +83,11 @@ def _transcript(result: ScenarioResult) -> RenderableType:
 
 
 def matrix(results: Sequence[ScenarioResult], providers: Sequence[str]) -> RenderableType:
-    """One row per scenario, one column per provider: ✓ passed, ✗ failed, – skipped, x xfailed."""
+    """One row per scenario, one column per provider: ✓ passed, ✗ failed, – skipped, x xfailed.
+    A skipped or xfailed cell carries the number of its reason, listed below the table."""
+    from rich.console import Group
     from rich.table import Table
     from rich.text import Text
-
-    from rich.console import Group
 
     table = Table(title="scenarios × providers")
     table.add_column("scenario", overflow="fold")
@@ -95,18 +96,30 @@ def matrix(results: Sequence[ScenarioResult], providers: Sequence[str]) -> Rende
     rows: dict[str, dict[str, ScenarioResult]] = {}
     for r in results:
         rows.setdefault(r.label, {})[r.provider] = r
+    reasons: dict[str, int] = {}  # reason -> footnote number, in order of first appearance
     for label, by_provider in rows.items():
         cells = []
         for p in providers:
             r = by_provider.get(p)
             if r is None:
                 cells.append(Text(""))
-            else:
-                mark, style = STATUS_MARK[r.status]
-                cells.append(Text(mark, style=style))
+                continue
+            mark, style = STATUS_MARK[r.status]
+            why = r.skip_reason if r.status == "skipped" else r.xfail_reason if r.status == "xfailed" else None
+            if why:
+                mark += str(reasons.setdefault(why, len(reasons) + 1))
+            cells.append(Text(mark, style=style))
         table.add_row(Text(label), *cells)
     legend = Text("  ".join(f"{SHORT.get(p, p)}={p}" for p in providers) + "\n✓ passed  ✗ failed  – skipped  x xfail  X! xpassed (an xfail that passed)", style="dim")
-    return Group(table, legend)
+    parts: list[Any] = [table, legend]
+    if reasons:
+        notes = Table.grid(padding=(0, 1))
+        notes.add_column(justify="right", style="bold", no_wrap=True)
+        notes.add_column()
+        for why, n in reasons.items():
+            notes.add_row(str(n), why)
+        parts.append(notes)
+    return Group(*parts)
 
 
 def to_text(renderable: Any, width: int = 120) -> str:

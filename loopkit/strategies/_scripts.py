@@ -105,6 +105,7 @@ class Session:
         max_iterations: the cap, or None.
         provider: the ScriptedProvider of the last :meth:`run` (its ``requests`` are what the
             model saw).
+        tools: the tools given to :func:`sessions`, which :meth:`run` uses by default.
     """
 
     script: Script
@@ -112,9 +113,11 @@ class Session:
     follow_ups: Schedule | None = None
     max_iterations: int | None = None
     provider: Any = None
+    tools: Sequence[Any] = ()
 
-    def run(self, tools: Sequence[Any], prompt: str = "go", **kwargs: Any) -> Any:
-        """Run the session once (schedules start from poll 1 again); returns the RunResult."""
+    def run(self, tools: Sequence[Any] | None = None, prompt: str = "go", **kwargs: Any) -> Any:
+        """Run the session once (schedules start from poll 1 again); returns the RunResult.
+        ``tools`` defaults to the ones the session was generated for."""
         from ..fakes import ScriptedProvider
         from ..runtime import TickClock, run
 
@@ -127,7 +130,7 @@ class Session:
         return run(
             self.provider,
             prompt,
-            tools=tools,
+            tools=self.tools if tools is None else tools,
             steering=self.steering,
             follow_ups=self.follow_ups,
             max_iterations=self.max_iterations,
@@ -160,7 +163,7 @@ def sessions(
 
         @given(sessions([add]))
         def test_every_call_gets_a_result(session):
-            result = session.run([add])
+            result = session.run()  # with the tools given to sessions()
             assert all(...)
     """
     if max_iterations is not None and max_iterations < 1:
@@ -174,6 +177,6 @@ def sessions(
         script, s, f, c = parts
         extra = sum(len(x.messages) for x in (s, f) if x is not None) + 1
         padded = Script([*script, *[Turn(text=f"pad {i}") for i in range(extra)]])
-        return Session(script=padded, steering=s, follow_ups=f, max_iterations=c)
+        return Session(script=padded, steering=s, follow_ups=f, max_iterations=c, tools=tuple(tools))
 
     return st.tuples(base, steer, follow, cap).map(build)

@@ -38,3 +38,10 @@ def test_demo_prints_transcripts_and_summary(capsys) -> None:
     assert "Tool search_web not found" in out
     assert "max_iterations" in out
     assert "all protocols agree with the scripted run" in out
+
+
+def test_an_unknown_protocol_is_a_usage_error_with_a_hint(capsys) -> None:
+    assert main(["demo", "--protocol", "scripted", "--protocol", "anthropc"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # nothing ran
+    assert "loopkit demo: error: unknown protocol 'anthropc' (did you mean 'anthropic'?)" in captured.err

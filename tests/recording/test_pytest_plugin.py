@@ -91,7 +91,7 @@ def test_one_allowed(loopkit_cassette):
 """
     )
     pytester.runpytest(*PLUGIN_ARGS, "--loopkit-record=once", "test_two.py::test_two").assert_outcomes(passed=1)
-    assert (pytester.path / "two.json").exists()
+    assert (pytester.path / "cassettes" / "two.json").exists()  # marker paths are relative to the cassette folder
     result = pytester.runpytest(*PLUGIN_ARGS, "test_two.py::test_one", "test_two.py::test_one_allowed")
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(["*UnplayedInteractions*1 recorded interaction(s) were never requested*"])
@@ -122,3 +122,32 @@ def test_sdk(loopkit_cassette):
     data = json.loads((pytester.path / "cassettes" / "test_sdk" / "test_sdk.json").read_text())
     assert [c["text"] for c in data["interactions"][0]["response"]["chunks"]] == ["data: 1\n\n", "data: 2\n\n"]
     pytester.runpytest(*PLUGIN_ARGS).assert_outcomes(passed=1)
+
+
+def test_every_relative_path_is_resolved_against_the_cassette_folder(pytester):
+    """The default path mirrors the test file's path (no clash between same-named modules in two
+    folders); marker paths and the default share one folder, set relative to the ini file."""
+    body = '''
+import httpx, pytest
+
+def server(request):
+    return httpx.Response(200, json={"ok": True})
+
+def test_default(loopkit_cassette):
+    with httpx.Client(transport=loopkit_cassette.transport(httpx.MockTransport(server))) as c:
+        c.post("https://x/v1/a", json={"n": 1})
+
+@pytest.mark.loopkit_cassette("shared/one.json")
+def test_marker(loopkit_cassette):
+    with httpx.Client(transport=loopkit_cassette.transport(httpx.MockTransport(server))) as c:
+        c.post("https://x/v1/a", json={"n": 1})
+'''
+    pytester.mkpydir("a")
+    pytester.mkpydir("b")
+    (pytester.path / "a" / "test_same.py").write_text(body)
+    (pytester.path / "b" / "test_same.py").write_text(body.replace("shared/one.json", "shared/two.json"))
+    pytester.makeini("[pytest]\nloopkit_cassette_dir = recorded\n")
+    pytester.runpytest(*PLUGIN_ARGS, "--loopkit-record=once").assert_outcomes(passed=4)
+    made = sorted(str(p.relative_to(pytester.path)) for p in (pytester.path / "recorded").rglob("*.json"))
+    assert made == ["recorded/a/test_same/test_default.json", "recorded/b/test_same/test_default.json", "recorded/shared/one.json", "recorded/shared/two.json"]
+    pytester.runpytest(*PLUGIN_ARGS).assert_outcomes(passed=4)  # and they replay from there

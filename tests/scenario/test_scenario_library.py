@@ -1,5 +1,8 @@
-"""The built-in scenario library (``scenarios/``) on every provider: one test per scenario × provider,
-with the sync driver and again with the asyncio one.
+"""The built-in scenario library (``scenarios/``) with the asyncio driver on every provider.
+
+The sync driver runs the library as pytest items of loopkit's own scenario plugin (``testpaths``
+and ``loopkit_scenarios`` in pyproject.toml), with the snapshots stored next to the files
+(``scenarios/<topic>/__snapshots__/``), exactly as ``pytest scenarios/`` runs it.
 
 A provider that cannot express a scenario is skipped with the reason; a scenario's ``xfail``
 entries are strict xfails (each names an engine, fake or simulator finding).
@@ -38,11 +41,6 @@ def test_the_library_is_large_and_grouped_by_topic() -> None:
 
 
 @pytest.mark.parametrize(("scenario", "provider"), _params())
-def test_library_scenario(scenario, provider, request) -> None:
-    run_and_check(scenario, provider, request)
-
-
-@pytest.mark.parametrize(("scenario", "provider"), _params())
 def test_library_scenario_async(scenario, provider) -> None:
     """The same library through loopkit.arun: the async driver and every provider's astream."""
     run_and_check(scenario, provider, driver="async")
@@ -61,3 +59,32 @@ def test_readme_python_example_runs_and_counts_are_current() -> None:
     assert f"The library here has {len(LIBRARY)} scenarios in {words.get(len(topics), len(topics))} topic folders:" in readme
     for topic in topics:
         assert f"| `{topic}/` |" in readme, f"scenarios/README.md does not describe {topic}/"
+
+
+def test_snapshots_live_next_to_the_scenarios_that_ask_for_them() -> None:
+    """``pytest scenarios/`` on a fresh clone finds every snapshot (none hides under tests/)."""
+    from syrupy.extensions.amber import AmberDataSerializer
+
+    wanted = [s for s in LIBRARY if s.model.expect.snapshot]
+    assert wanted
+    for s in wanted:
+        stored = AmberDataSerializer.read_file(str(s.source.parent / "__snapshots__" / f"{s.source.stem}.ambr"))
+        for p in PROVIDER_NAMES:
+            if s.skip_reason(p) is None:
+                assert stored.get(f"{s.name}[{p}]") is not None, f"{s.source}: no stored snapshot for {p}"
+
+
+def test_pytest_runs_a_library_file_from_the_repository_root() -> None:
+    import subprocess
+    import sys
+
+    target = "scenarios/errors/tool_raises.yaml"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "--loopkit-provider", "scripted", "--loopkit-provider", "anthropic", target],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout

@@ -1,7 +1,7 @@
-"""The scenario pytest plugin end to end with pytester: collection from the scenarios folder (or
-the ini option's folders), one item per scenario × provider with readable ids, skips with reasons,
-strict xfails, failure reports, malformed files, provider selection and snapshots. (Spreading
-items over xdist workers is measured by benchmarks/bench_scenarios.py.)"""
+"""The scenario pytest plugin end to end with pytester: opt-in collection from the folders the ini
+option names, one item per scenario × provider with readable ids, skips with reasons, strict
+xfails, failure reports, malformed files, tool references that do not import, provider selection
+and snapshots. (Spreading items over xdist workers is measured by benchmarks/bench_scenarios.py.)"""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ script: [Hello.]
 expect:
   end: {reason: stop, model_calls: 2}
 """
+OPT_IN = "[pytest]\nloopkit_scenarios = scenarios\n"
 ABORTED = """
 name: aborted
 script: [{text: x, aborted: true}]
@@ -35,6 +36,7 @@ expect:
 
 def test_collects_one_item_per_scenario_and_provider(pytester) -> None:
     pytester.mkdir("scenarios")
+    pytester.makeini(OPT_IN)
     pytester.mkdir("scenarios/basics")
     (pytester.path / "scenarios/basics/hello.yaml").write_text(TEXT)
     result = pytester.runpytest(*PLUGIN_ARGS, "--collect-only", "-q", "scenarios")
@@ -53,6 +55,7 @@ def test_collects_one_item_per_scenario_and_provider(pytester) -> None:
 
 def test_outcomes_pass_fail_skip_and_strict_xfail(pytester) -> None:
     pytester.mkdir("scenarios")
+    pytester.makeini(OPT_IN)
     (pytester.path / "scenarios/hello.yaml").write_text(TEXT)
     (pytester.path / "scenarios/wrong.yaml").write_text(WRONG)
     (pytester.path / "scenarios/aborted.yaml").write_text(ABORTED)
@@ -73,13 +76,53 @@ def test_ini_option_chooses_the_folders(pytester) -> None:
     pytester.mkdir("other")
     (pytester.path / "cases/hello.yaml").write_text(TEXT)
     (pytester.path / "other/not_a_scenario.yaml").write_text("just: data\n")
-    pytester.makeini("[pytest]\nloopkit_scenario_paths = cases\n")
+    pytester.makeini("[pytest]\nloopkit_scenarios = cases\n")
     result = pytester.runpytest(*PLUGIN_ARGS, "--loopkit-provider", "scripted", ".")
     result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["loopkit scenarios: cases"])
+
+
+def test_paths_are_relative_to_the_ini_file_and_may_name_single_files(pytester) -> None:
+    pytester.mkdir("project")
+    pytester.mkdir("project/checks")
+    (pytester.path / "project/checks/hello.yaml").write_text(TEXT)
+    (pytester.path / "project/checks/other.yaml").write_text(WRONG)
+    (pytester.path / "project/pyproject.toml").write_text('[tool.pytest.ini_options]\nloopkit_scenarios = ["checks/hello.yaml"]\n')
+    result = pytester.runpytest(*PLUGIN_ARGS, "--loopkit-provider", "scripted", "-c", "project/pyproject.toml", "project")
+    result.assert_outcomes(passed=1)
+
+
+def test_nothing_is_collected_without_the_ini_option(pytester) -> None:
+    """An unrelated project's scenarios/login.yaml is not loopkit's business."""
+    pytester.mkdir("scenarios")
+    (pytester.path / "scenarios/login.yaml").write_text("steps:\n  - open: /login\n  - type: {user: bob}\n")
+    pytester.makepyfile(test_app="def test_app():\n    assert True\n")
+    result = pytester.runpytest(*PLUGIN_ARGS)
+    result.assert_outcomes(passed=1)
+    assert result.ret == 0
+    assert "loopkit scenarios" not in result.stdout.str()
+
+
+def test_a_tool_reference_that_does_not_import_fails_its_items_and_the_session_goes_on(pytester) -> None:
+    pytester.mkdir("scenarios")
+    pytester.makeini(OPT_IN)
+    pytester.mkpydir("myagent")
+    (pytester.path / "myagent/tools.py").write_text("def lookup_weather(city: str) -> str:\n    return 'sunny'\n")
+    (pytester.path / "scenarios/typo.yaml").write_text(
+        "tools: {lookup: 'myagent.tools:lookup_wether'}\nscript: [Hi.]\nexpect:\n  end: {reason: stop}\n"
+    )
+    (pytester.path / "scenarios/hello.yaml").write_text(TEXT)
+    pytester.makepyfile(test_after="def test_after():\n    assert True\n")
+    result = pytester.runpytest(*PLUGIN_ARGS, "--loopkit-provider", "scripted", "--loopkit-provider", "anthropic", "-p", "no:randomly")
+    assert result.ret == 1, result.stdout.str()  # tests failed; not 3 (internal error)
+    result.assert_outcomes(passed=3, failed=2)
+    result.stdout.fnmatch_lines(["*scenarios/typo.yaml: tool 'lookup'*'myagent.tools' has no attribute 'lookup_wether'*"])
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
 
 
 def test_a_malformed_file_is_a_collection_error_with_line_numbers(pytester) -> None:
     pytester.mkdir("scenarios")
+    pytester.makeini(OPT_IN)
     (pytester.path / "scenarios/bad.yaml").write_text("script: [Hi.]\nexpect:\n  end: {reason: stopped}\n")
     result = pytester.runpytest(*PLUGIN_ARGS, "scenarios")
     result.assert_outcomes(errors=1)
@@ -94,6 +137,7 @@ def test_an_unknown_provider_option_is_a_usage_error(pytester) -> None:
 
 def test_snapshot_of_the_transcript(pytester) -> None:
     pytester.mkdir("scenarios")
+    pytester.makeini(OPT_IN)
     (pytester.path / "scenarios/snap.yaml").write_text(TEXT.replace("name: hello", "name: snap") + "  snapshot: true\n")
     first = pytester.runpytest(*PLUGIN_ARGS, "--loopkit-provider", "scripted", "--snapshot-update", "scenarios")
     first.assert_outcomes(passed=1)
@@ -106,3 +150,10 @@ def test_snapshot_of_the_transcript(pytester) -> None:
     changed.assert_outcomes(failed=1)
     changed.stdout.fnmatch_lines(["*the transcript differs from its snapshot*"])
 
+
+
+def test_a_path_that_does_not_exist_is_a_usage_error(pytester) -> None:
+    pytester.makeini("[pytest]\nloopkit_scenarios = scenarois\n")
+    result = pytester.runpytest(*PLUGIN_ARGS)
+    assert result.ret == 4
+    result.stderr.fnmatch_lines(["*loopkit_scenarios (ini option, relative to the ini file): no such file or folder: */scenarois*"])
