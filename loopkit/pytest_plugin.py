@@ -1,6 +1,10 @@
 """loopkit's pytest plugin (entry point ``pytest11``): fixtures for scripted providers and
 loopback simulators that check, at teardown, that every scripted turn was used.
 
+At teardown a fake that was asked for more turns than its script holds raises the first
+:class:`~loopkit.errors.ScriptExhausted`, unless that very error already failed the test: a
+client that swallowed it (an official SDK that retries) cannot hide it.
+
 loopkit is imported lazily inside the fixtures; the plugin keeps no global state.
 """
 
@@ -10,6 +14,25 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+
+_CALL_ERROR = pytest.StashKey["BaseException | None"]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if report.when == "call":
+        item.stash[_CALL_ERROR] = call.excinfo.value if call.excinfo is not None else None
+    return report
+
+
+def _raise_harness_errors(request: pytest.FixtureRequest, fakes: list[Any]) -> None:
+    from loopkit.errors import raise_first
+
+    failed_with = request.node.stash.get(_CALL_ERROR, None)
+    for fake in fakes:
+        errors = fake.harness_errors if hasattr(fake, "harness_errors") else fake.simulator.harness_errors
+        raise_first(errors, failed_with)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -27,7 +50,8 @@ def loopkit_clock() -> Any:
 @pytest.fixture
 def scripted_provider(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
     """Factory: ``scripted_provider(turns, **options)`` gives a ScriptedProvider whose unused turns
-    fail the test at teardown (mark the test ``loopkit_incomplete_ok`` to allow them)."""
+    fail the test at teardown (mark the test ``loopkit_incomplete_ok`` to allow them), as does a
+    request after its script ran out (always)."""
     from loopkit.fakes import ScriptedProvider
 
     made: list[Any] = []
@@ -38,6 +62,7 @@ def scripted_provider(request: pytest.FixtureRequest) -> Iterator[Callable[..., 
         return provider
 
     yield factory
+    _raise_harness_errors(request, made)
     if request.node.get_closest_marker("loopkit_incomplete_ok") is None:
         for provider in made:
             provider.assert_complete()
@@ -59,6 +84,7 @@ def loopkit_simulator(request: pytest.FixtureRequest) -> Iterator[Callable[..., 
     yield factory
     for sim in served:
         sim.stop()
+    _raise_harness_errors(request, served)
     if request.node.get_closest_marker("loopkit_incomplete_ok") is None:
         for sim in served:
             sim.assert_complete()

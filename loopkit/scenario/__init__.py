@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UsageError
+from ..errors import HarnessError, UsageError
 from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
 from ..script import Delay, HttpFault, MidStreamError, Truncate, Turn
 from .checks import Failure, check_all
@@ -115,6 +115,9 @@ class Scenario:
         Args:
             provider: ``scripted`` or a protocol name (see :data:`PROVIDER_NAMES`).
             driver: ``sync`` (:func:`loopkit.run`) or ``async`` (:func:`loopkit.arun`).
+
+        A harness error (the scenario's script runs out ...) is raised, prefixed with the
+        scenario and provider, never reported as a failed expectation.
         """
         if driver not in ("sync", "async"):
             raise UsageError(f"driver must be 'sync' or 'async', not {driver!r}")
@@ -128,7 +131,12 @@ class Scenario:
             return ScenarioResult(self.name, self.label, provider, "skipped", skip_reason=reason, xfail_reason=xfail)
         if self._toolbox is None:
             self._toolbox = Toolbox(self.model)
-        record = execute(self.model, provider, self._toolbox, driver=driver)
+        try:
+            record = execute(self.model, provider, self._toolbox, driver=driver)
+        except HarnessError as exc:  # the scenario's setup is wrong: say which scenario
+            if exc.args and isinstance(exc.args[0], str):
+                exc.args = (f"scenario {self.label} [{provider}]: {exc.args[0]}", *exc.args[1:])
+            raise
         failures = check_all(self.model.expect, record)
         if xfail is not None:
             status = "xfailed" if failures else "xpassed"
