@@ -54,9 +54,8 @@ class SimulatorTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     A request that finds the script exhausted raises :class:`~loopkit.errors.ScriptExhausted`
     from the transport (a harness error: loopkit's adapters let it through unwrapped). An official
     SDK wraps a transport's exception into its own connection error and may retry, so the
-    simulator remembers every overrun and :meth:`close` (which ``httpx.Client.close()`` and an SDK
-    client's ``close()`` call) and ``with transport:`` raise the first one. A test that expects
-    the overrun clears ``transport.simulator.harness_errors`` after checking it.
+    simulator remembers every overrun (``simulator.harness_errors``), and :meth:`assert_complete`
+    reports them, as :func:`serve` and the ``loopkit_simulator`` fixture do when they close.
 
     Args:
         simulator: the simulator to answer with.
@@ -104,19 +103,6 @@ class SimulatorTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
         """Raise :class:`~loopkit.errors.IncompleteScript` when turns are unused or requests
         arrived after the script was exhausted (see :meth:`Simulator.assert_complete`)."""
         self.simulator.assert_complete()
-
-    def close(self) -> None:
-        """Raise the first overrun, if any (see the class docstring)."""
-        raise_first(self.simulator.harness_errors)
-
-    async def aclose(self) -> None:
-        raise_first(self.simulator.harness_errors)
-
-    def __exit__(self, *exc: object) -> None:
-        raise_first(self.simulator.harness_errors, exc[1])  # type: ignore[arg-type]
-
-    async def __aexit__(self, *exc: object) -> None:
-        raise_first(self.simulator.harness_errors, exc[1])  # type: ignore[arg-type]
 
 
 class _Handler(BaseHTTPRequestHandler):
