@@ -38,7 +38,7 @@ class Cassette:
     - ``new_episodes`` replays what matches and records the rest, appended to the file.
     - ``all`` replays nothing and records every request; at save, a recorded interaction replaces
       the interactions of the file that its request matches, and the file's other interactions
-      are kept (vcrpy 7+).
+      are kept, as vcrpy does.
     - ``rewrite`` (pytest-recording's mode of that name, not vcrpy's) replays nothing and saves
       only what this session recorded: the way to drop interactions the code no longer asks for.
 
