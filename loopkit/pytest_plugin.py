@@ -26,13 +26,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
-def _raise_harness_errors(request: pytest.FixtureRequest, fakes: list[Any]) -> None:
+def _raise_harness_errors(request: pytest.FixtureRequest, fakes: list[Any]) -> bool:
+    """Raise the first overrun of ``fakes`` unless it already failed the test; True when one
+    happened (it is reported then, so ``assert_complete`` need not report it again)."""
     from loopkit.errors import raise_first
 
     failed_with = request.node.stash.get(_CALL_ERROR, None)
+    happened = False
     for fake in fakes:
         errors = fake.harness_errors if hasattr(fake, "harness_errors") else fake.simulator.harness_errors
         raise_first(errors, failed_with)
+        happened = happened or bool(errors)
+    return happened
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -62,8 +67,7 @@ def scripted_provider(request: pytest.FixtureRequest) -> Iterator[Callable[..., 
         return provider
 
     yield factory
-    _raise_harness_errors(request, made)
-    if request.node.get_closest_marker("loopkit_incomplete_ok") is None:
+    if not _raise_harness_errors(request, made) and request.node.get_closest_marker("loopkit_incomplete_ok") is None:
         for provider in made:
             provider.assert_complete()
 
@@ -84,7 +88,6 @@ def loopkit_simulator(request: pytest.FixtureRequest) -> Iterator[Callable[..., 
     yield factory
     for sim in served:
         sim.stop()
-    _raise_harness_errors(request, served)
-    if request.node.get_closest_marker("loopkit_incomplete_ok") is None:
+    if not _raise_harness_errors(request, served) and request.node.get_closest_marker("loopkit_incomplete_ok") is None:
         for sim in served:
             sim.assert_complete()
