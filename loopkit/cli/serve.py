@@ -53,13 +53,18 @@ def main(args: argparse.Namespace) -> int:
     import simulators
 
     script = load_script_file(args.script)
-    with simulators.serve(args.protocol, script, port=args.port, model=args.model) as sim:
+    # started and stopped by hand, not ``with``: leaving serve()'s block raises the first
+    # overrun, and here overruns are reported below with the unused turns
+    sim = simulators.serve(args.protocol, script, port=args.port, model=args.model).start()
+    try:
         print(f"loopkit {args.protocol} simulator listening on {sim.base_url}", flush=True)
         try:
             while not (args.exit_when_done and sim.simulator.used >= len(script)):
                 time.sleep(0.05)
         except KeyboardInterrupt:
             pass
+    finally:
+        sim.stop()
     sim_ = sim.simulator
     print(f"served {len(sim_.requests)} request(s); used {sim_.used} of {len(script)} turn(s)", flush=True)
     try:
