@@ -98,6 +98,8 @@ def use_cassette(
     cassette = Cassette(path, record_mode=record_mode, **kwargs)
     try:
         yield cassette
+    except GeneratorExit:
+        raise
     except BaseException as exc:
         raise_first(cassette.harness_errors, exc)
         raise
