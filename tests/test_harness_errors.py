@@ -78,9 +78,12 @@ def test_a_cassette_miss_inside_run_raises_the_miss_with_its_diff(tmp_path, rais
     """Regression: the miss ended the run with reason 'error', its diff only in the last message."""
     path = tmp_path / "c.json"
     record(path)
+    sleeps: list[float] = []
     with pytest.raises(NoMatchingInteraction) as info:
         with use_cassette(path) as cassette:
-            loopkit.run(adapter(CassetteTransport(cassette)), "Weather in Oslo?", tools=[lookup], clock=TickClock(), raise_errors=raise_errors)
+            provider = adapter(CassetteTransport(cassette), retry=RetryPolicy(max_retries=3, sleep=sleeps.append))
+            loopkit.run(provider, "Weather in Oslo?", tools=[lookup], clock=TickClock(), raise_errors=raise_errors)
+    assert sleeps == [] and len(cassette.harness_errors) == 1  # neither wrapped nor retried
     msg = str(info.value)
     assert "nearest recorded: interactions[0]" in msg
     assert "- recorded: 'Weather in Paris?'" in msg and "+ live:     'Weather in Oslo?'" in msg
