@@ -80,7 +80,8 @@ class Cassette:
         self._snapshot: bytes | None = None
         self._base: list[Interaction] | None = None  # the interactions those bytes hold, once parsed
         if data is None and self.existed:
-            self._snapshot = _read(self.path)  # type: ignore[arg-type]
+            if record_mode in ("new_episodes", "all", "rewrite"):  # the modes that save into a file that exists
+                self._snapshot = _read(self.path)  # type: ignore[arg-type]
             if not fresh:
                 data = load_cassette_file(self.path)  # type: ignore[arg-type]
         if data is None and record_mode == "none":
@@ -99,8 +100,8 @@ class Cassette:
         self._played: set[int] = set()
         self.recorded: list[int] = []
         self.served = 0  # requests answered from the recording
-        # every miss, first first: an official SDK swallows a transport's exception (and retries),
-        # so use_cassette, the pytest fixture and the transports' close() raise the first one
+        # every miss, first first: an official SDK may swallow a transport's exception (and retry),
+        # so use_cassette and the pytest fixture raise the first one when they close
         self.harness_errors: list[HarnessError] = []
         self._transcripts_replayed = False
         # Exact request bytes -> canonical key: a live body byte-identical to a recorded one (what
