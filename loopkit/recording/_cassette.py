@@ -286,19 +286,20 @@ class Cassette:
 
     def _merged(self, disk: bytes | None) -> CassetteFile:
         new = [self.file.interactions[n] for n in self.recorded[self._saved :]]
-        if disk is None:
-            current: list[Interaction] = []
-            meta: dict[str, Any] = {}
+        mode = self.record_mode if self._saves == 0 else "new_episodes"  # later saves append
+        current: list[Interaction] = []
+        meta: dict[str, Any] = {}
+        if disk is None or (mode == "rewrite" and disk == self._snapshot):
+            pass  # nothing to keep (rewrite: nobody else wrote since this cassette opened)
         elif disk == self._snapshot and self._base is not None:
             current, meta = self._base, self.file.meta
         else:
             parsed = parse_cassette(disk, source=str(self.path))
             current, meta = parsed.interactions, parsed.meta
-        mode = self.record_mode if self._saves == 0 else "new_episodes"  # later saves append
         if mode == "all":
             replaced = {recorded_key(i.request, self.volatile) for i in new if i.request is not None}
             current = [i for i in current if i.request is None or recorded_key(i.request, self.volatile) not in replaced]
-        elif mode == "rewrite":
+        elif mode == "rewrite" and current:
             current = self._added_by_others(current)
         return CassetteFile(meta={**meta, **self.file.meta}, interactions=[*current, *new])
 
