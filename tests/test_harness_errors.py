@@ -361,3 +361,19 @@ def test_cassette_fixture_raises_a_swallowed_miss_at_teardown(pytester, tmp_path
     assert "NoMatchingInteraction" in out and "first difference: body" in out
     assert "UnplayedInteractions" not in out
     assert path.read_bytes() == before
+
+
+# --- the CLI -------------------------------------------------------------------------------------
+
+
+def test_loopkit_run_reports_a_scenario_whose_script_runs_out_as_a_setup_error(tmp_path, capsys):
+    from loopkit.cli import main
+
+    (tmp_path / "short.yaml").write_text(
+        "name: short\nprompt: Add.\nscript:\n  - tool_calls: [{name: echo, arguments: {text: hi}, id: c1}]\n"
+        "tools:\n  echo: echo\nexpect:\n  end: {reason: error}\n",
+        encoding="utf-8",
+    )
+    assert main(["run", str(tmp_path / "short.yaml"), "--provider", "scripted", "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("loopkit run: error: scenario ") and "short [scripted]: ScriptedProvider: script exhausted: request #2" in err

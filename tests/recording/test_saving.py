@@ -292,3 +292,26 @@ def test_record_help_says_where_loopkit_differs_from_vcrpy(pytester):
     assert "--loopkit-record=MODE" in flat
     for words in ("as in vcrpy", "rewrite", "pytest-recording", "a test that fails saves nothing", "file lock"):
         assert words in flat, words
+
+
+def test_vcrpy_glue_saves_nothing_on_an_exception_and_knows_rewrite(tmp_path):
+    from loopkit.recording import make_vcr
+
+    path = tmp_path / "v.json"
+    hits: list[str] = []
+
+    def session(mode: str, paths: list[str], generation: str, fail: bool = False) -> None:
+        with make_vcr(record_mode=mode).use_cassette(str(path)):
+            with httpx.Client(transport=server(generation, hits)) as client:
+                for p in paths:
+                    client.get(URL + p)
+                if fail:
+                    raise RuntimeError("the test failed half-way")
+
+    session("once", ["/a", "/b"], "old")
+    before = path.read_bytes()
+    with pytest.raises(RuntimeError):
+        session("all", ["/a"], "new", fail=True)
+    assert path.read_bytes() == before
+    session("rewrite", ["/b"], "new")
+    assert loopkit_saved(path) == ["new:/b"]
