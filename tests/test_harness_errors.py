@@ -162,6 +162,18 @@ def test_replay_provider_inside_use_cassette_needs_no_fail_unplayed_false(tmp_pa
             loopkit.run(ReplayProvider(cassette), "Weather in Oslo?", tools=[lookup], clock=TickClock())
 
 
+def test_replay_provider_counts_the_retried_attempts_of_a_call_as_played(tmp_path):
+    path = tmp_path / "c.json"
+    script = [Turn(faults=[HttpFault(status=500)]), Turn(text="Sunny.")]
+    with use_cassette(path, record_mode="once") as cassette:
+        inner = simulators.transport("openai_chat", script)
+        retrying = adapter(CassetteTransport(cassette, inner), retry=RetryPolicy(max_retries=1, sleep=lambda s: None))
+        assert loopkit.run(RecordingProvider(retrying, cassette), "hi", clock=TickClock()).text == "Sunny."
+    assert [i.transcript is not None for i in cassette.interactions] == [False, True]
+    with use_cassette(path) as cassette:
+        assert loopkit.run(ReplayProvider(cassette), "hi", clock=TickClock()).text == "Sunny."
+
+
 def test_the_network_guard_is_raised_as_itself_not_as_a_retried_connection_error():
     """httpcore wraps the guard's OSError in ConnectError; the adapter must not retry it as a
     dropped connection."""

@@ -118,7 +118,11 @@ class ReplayProvider(BaseProvider):
         if self.check_requests:
             self._check(n, t, request)
         if self._cassette is not None:
-            self._cassette.mark_played(self._positions[n])
+            # this call's interaction, and the attempts before it that it retried (a retried call
+            # records each attempt; the transcript sits on the one that answered)
+            first = self._positions[n - 1] + 1 if n else 0
+            for k in range(first, self._positions[n] + 1):
+                self._cassette.mark_played(k)
         message = load_message(t.message, path=f"{self.name}: transcripts[{n}].message")
         assert isinstance(message, AssistantMessage)
         yield from events_for_message(message)
