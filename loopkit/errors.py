@@ -20,7 +20,8 @@ class HarnessError(LoopkitError):
 
     A harness error is never a model failure, so it never becomes ``reason == "error"``: it
     propagates out of :func:`loopkit.run`, :func:`loopkit.arun`, :meth:`loopkit.Runtime.exec`
-    and the scenario runner whatever ``raise_errors`` says, out of a tool body too, and an HTTP
+    and the scenario runner whatever ``raise_errors`` says (from a tool body too, when a fake or
+    a cassette under it raised it: :class:`ScriptError`, :class:`ReplayError`), and an HTTP
     adapter neither wraps nor retries it. Where a third-party client swallows it (an official SDK
     turns a transport's exception into its own connection error and retries), the cassette or
     simulator that raised it remembers it and raises the first one when it is closed
