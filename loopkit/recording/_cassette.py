@@ -379,11 +379,12 @@ def _read(path: Path) -> bytes:
 def cassette_lock(path: str | os.PathLike[str]) -> Iterator[None]:
     """Hold the inter-process lock of the cassette file ``path`` (a ``filelock`` lock file in the
     system's temporary folder, named by a hash of the resolved path, so no lock file lands next
-    to the cassettes)."""
+    to the cassettes; one folder per user)."""
     from filelock import FileLock, Timeout
 
     resolved = str(Path(path).resolve())
-    folder = Path(tempfile.gettempdir()) / "loopkit-cassette-locks"
+    user = f"-{os.getuid()}" if hasattr(os, "getuid") else ""  # a folder another user made is not ours to write
+    folder = Path(tempfile.gettempdir()) / f"loopkit-cassette-locks{user}"
     folder.mkdir(exist_ok=True)
     lock = FileLock(str(folder / (hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:32] + ".lock")), timeout=LOCK_TIMEOUT)
     try:
