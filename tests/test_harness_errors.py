@@ -27,7 +27,7 @@ from loopkit.errors import (
 )
 from loopkit.fakes import ScriptedProvider
 from loopkit.providers import adapter_class
-from loopkit.recording import Cassette, CassetteTransport, RecordingProvider, ReplayProvider, block_network, use_cassette
+from loopkit.recording import CassetteTransport, RecordingProvider, ReplayProvider, block_network, use_cassette
 from loopkit.retry import RetryPolicy
 from loopkit.runtime import Runtime, TickClock
 from loopkit.script import HttpFault, Turn, call
