@@ -27,7 +27,7 @@ from loopkit.errors import (
 )
 from loopkit.fakes import ScriptedProvider
 from loopkit.providers import adapter_class
-from loopkit.recording import CassetteTransport, RecordingProvider, ReplayProvider, block_network, use_cassette
+from loopkit.recording import Cassette, CassetteTransport, RecordingProvider, ReplayProvider, block_network, use_cassette
 from loopkit.retry import RetryPolicy
 from loopkit.runtime import Runtime, TickClock
 from loopkit.script import HttpFault, Turn, call
@@ -160,6 +160,11 @@ def test_replay_provider_inside_use_cassette_needs_no_fail_unplayed_false(tmp_pa
     with pytest.raises(NoMatchingInteraction, match="differs from the recording"):
         with use_cassette(path) as cassette:
             loopkit.run(ReplayProvider(cassette), "Weather in Oslo?", tools=[lookup], clock=TickClock())
+    replay = ReplayProvider(Cassette(path))
+    with pytest.raises(NoMatchingInteraction):
+        loopkit.run(replay, "Weather in Oslo?", tools=[lookup], clock=TickClock())
+    with pytest.raises(NoMatchingInteraction, match="differs from the recording"):
+        replay.assert_complete()
 
 
 def test_replay_provider_counts_the_retried_attempts_of_a_call_as_played(tmp_path):

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from ..accumulate import Accumulator
-from ..errors import NoMatchingInteraction, ReplayError
+from ..errors import NoMatchingInteraction, ReplayError, raise_first
 from ..events import (
     DoneEvent,
     ErrorEvent,
@@ -99,6 +99,7 @@ class ReplayProvider(BaseProvider):
         # replaying a Cassette marks what it answered as played (so use_cassette's unplayed check
         # holds for it) and leaves its misses with the cassette (so closing it raises them)
         self._cassette = cassette if isinstance(cassette, Cassette) else None
+        self.harness_errors: list[NoMatchingInteraction] = []  # every miss, first first
         self.check_requests = check_requests
         self.name = name or (cassette.name if isinstance(cassette, Cassette) else "<cassette>")
         self.calls = 0
@@ -146,12 +147,16 @@ class ReplayProvider(BaseProvider):
 
     def _miss(self, message: str) -> NoMatchingInteraction:
         err = NoMatchingInteraction(message)
+        self.harness_errors.append(err)
         if self._cassette is not None:
             self._cassette.remember(err)
         return err
 
     def assert_complete(self) -> None:
-        """Raise when recorded model calls were never replayed."""
+        """Raise the first miss, if a call missed; else
+        :class:`~loopkit.errors.UnplayedInteractions` when recorded model calls were never
+        replayed (a miss is never reported as "fewer calls")."""
+        raise_first(self.harness_errors)
         if self.calls < len(self.transcripts):
             from ..errors import UnplayedInteractions
 
