@@ -75,7 +75,9 @@ def scripted_provider(request: pytest.FixtureRequest) -> Iterator[Callable[..., 
 @pytest.fixture
 def loopkit_simulator(request: pytest.FixtureRequest) -> Iterator[Callable[..., Any]]:
     """Factory: ``loopkit_simulator(protocol, turns, **options)`` starts a simulator on 127.0.0.1
-    (``.base_url``, ``.requests``); it stops at teardown and fails the test on unused turns."""
+    (``.base_url``, ``.requests``); it stops at teardown and fails the test on unused turns, and
+    on a request that found the script exhausted (with that ScriptExhausted, even when a client
+    swallowed its 500)."""
     import simulators
 
     served: list[Any] = []
