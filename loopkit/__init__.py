@@ -8,6 +8,7 @@ scripted fakes (:mod:`loopkit.fakes`) and scripts (:mod:`loopkit.script`). Wire 
 from __future__ import annotations
 
 from .errors import (
+    HarnessError,
     LoopkitError,
     ProviderError,
     ScriptExhausted,
@@ -51,6 +52,7 @@ __all__ = [
     "AgentStart",
     "AssistantMessage",
     "BaseProvider",
+    "HarnessError",
     "ImageContent",
     "LoopkitError",
     "MessageEnd",

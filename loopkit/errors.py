@@ -13,7 +13,47 @@ class LoopkitError(Exception):
     """Root of every error loopkit raises on purpose."""
 
 
-class UsageError(LoopkitError, ValueError):
+class HarnessError(LoopkitError):
+    """The test's setup is wrong: a cassette miss or a malformed cassette, a script that ran out,
+    a simulator asked for more turns than it holds, unused turns, loopkit called with arguments it
+    cannot accept.
+
+    A harness error is never a model failure, so it never becomes ``reason == "error"``: it
+    propagates out of :func:`loopkit.run`, :func:`loopkit.arun`, :meth:`loopkit.Runtime.exec`
+    and the scenario runner whatever ``raise_errors`` says (from a tool body too, when a fake or
+    a cassette under it raised it: :class:`ScriptError`, :class:`ReplayError`), and an HTTP
+    adapter neither wraps nor retries it. Where a third-party client swallows it (an official SDK
+    turns a transport's exception into its own connection error and retries), the cassette or
+    simulator that raised it remembers it and raises the first one when it is closed
+    (``use_cassette``, ``simulators.serve``, the transports, the pytest fixtures). Provider
+    failures (:class:`ProviderError`, :class:`WireError`, :class:`StreamProtocolError`) are not
+    harness errors: they keep their error-stop semantics.
+    """
+
+
+def harness_cause(exc: BaseException | None) -> HarnessError | None:
+    """The harness error that ``exc`` is or wraps (through ``__cause__`` / ``__context__``, as a
+    client library that re-raises a transport's exception leaves it), else None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, HarnessError):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def raise_first(errors: list[HarnessError], current: BaseException | None = None) -> None:
+    """Raise ``errors[0]`` (the first harness error a cassette or simulator remembered) unless it
+    is already what is propagating (``current``); an unrelated exception it replaces stays
+    chained as its cause."""
+    if not errors or errors[0] is current:
+        return
+    first = errors[0]
+    raise first from (None if current is None or harness_cause(current) is first else current)
+
+
+class UsageError(HarnessError, ValueError):
     """loopkit was called with arguments it cannot accept."""
 
 
@@ -21,7 +61,7 @@ class ToolDefinitionError(UsageError):
     """A tool could not be built: no name, a bad JSON Schema, an unsupported form."""
 
 
-class ScriptError(LoopkitError):
+class ScriptError(HarnessError):
     """A Script is malformed, or was consumed in a way it cannot answer."""
 
 
@@ -43,7 +83,7 @@ class StreamProtocolError(LoopkitError):
     event of an unknown type, events after the terminal one)."""
 
 
-class SerdeError(LoopkitError, ValueError):
+class SerdeError(HarnessError, ValueError):
     """Plain data could not be turned back into messages, tool specs or requests (the message
     names the path, e.g. ``messages[2].content[0].text``)."""
 
@@ -191,7 +231,7 @@ def error_class_for_status(status: int) -> type[ProviderError]:
     return ProviderError
 
 
-class ReplayError(LoopkitError):
+class ReplayError(HarnessError):
     """A cassette could not be replayed."""
 
 
@@ -212,5 +252,5 @@ class NetworkBlocked(ReplayError, ConnectionError):
     was blocked (replay, or the pytest plugin's guard)."""
 
 
-class ScenarioError(LoopkitError):
+class ScenarioError(HarnessError):
     """A scenario file is malformed; the message names file, line and column."""

@@ -2,8 +2,10 @@
 
 Both stream their answers as real deltas (so ``message_update`` events happen), record every
 :class:`ModelRequest` they receive for assertions about what the model saw, and fail loudly:
-a script that runs out raises :class:`ScriptExhausted` naming the call, and
-:meth:`ScriptedProvider.assert_complete` reports turns that were never used.
+a script that runs out raises :class:`ScriptExhausted` naming the request (a harness error: it
+ends the run by propagating, never as ``reason == "error"``), and
+:meth:`ScriptedProvider.assert_complete` reports turns that were never used and requests that
+arrived after the script was exhausted, in the simulators' words.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from typing import Any
 
 from ._sync import run_coroutine
-from .errors import ConnectionClosedError, IncompleteScript, ProviderError, ScriptExhausted, StreamError, error_class_for_status
+from .errors import ConnectionClosedError, ProviderError, ScriptExhausted, StreamError, error_class_for_status
 from .events import (
     DoneEvent,
     ErrorEvent,
@@ -33,7 +35,7 @@ from .events import (
 from .messages import AssistantMessage, dumps
 from .provider import BaseProvider, ModelRequest
 from .retry import NO_RETRY, RetryPolicy
-from .script import Delay, HttpFault, MidStreamError, Script, Truncate, Turn
+from .script import Delay, HttpFault, MidStreamError, Script, Truncate, Turn, incomplete_script, script_exhausted
 
 
 class CallIds:
@@ -149,6 +151,8 @@ class ScriptedProvider(BaseProvider):
 
     Attributes:
         requests: every ModelRequest received, in order.
+        overruns: the numbers (1-based) of the requests that found the script exhausted.
+        harness_errors: the :class:`ScriptExhausted` raised for them, first first.
     """
 
     def __init__(
@@ -168,7 +172,10 @@ class ScriptedProvider(BaseProvider):
         self.ids = ids or CallIds()
         self.model = model
         self.requests: list[ModelRequest] = []
+        self.overruns: list[int] = []
+        self.harness_errors: list[ScriptExhausted] = []
         self._next = 0
+        self._attempts = 0  # requests plus retries: what a simulator would count
 
     @property
     def used(self) -> int:
@@ -177,13 +184,11 @@ class ScriptedProvider(BaseProvider):
     def _take(self) -> Turn:
         turns = self.script.turns
         if self._next >= len(turns):
-            n = len(self.requests)
-            raise ScriptExhausted(
-                f"ScriptedProvider: model call {n} has no turn to answer with (the script has "
-                f"{len(self.script)} turn(s)); add a turn, or check why the loop made another call",
-                call_number=n,
-                turns=len(self.script),
-            )
+            n = len(self.requests) + self._attempts
+            err = script_exhausted("ScriptedProvider", n, len(turns))
+            self.overruns.append(n)
+            self.harness_errors.append(err)
+            raise err
         turn = turns[self._next]
         self._next += 1
         return turn
@@ -215,6 +220,7 @@ class ScriptedProvider(BaseProvider):
                 raise err
             self.retry.sleep(wait)
             attempt += 1
+            self._attempts += 1
             turn = self._take()
         events = turn_events(turn, ids=self.ids, chunk_size=self.chunk_size, model=self.model)
         delays = {f.after: f.seconds for f in turn.faults if isinstance(f, Delay) and f.after > 0}
@@ -225,13 +231,11 @@ class ScriptedProvider(BaseProvider):
             yield event
 
     def assert_complete(self) -> None:
-        """Raise :class:`IncompleteScript` when turns were never used."""
-        left = len(self.script) - self._next
-        if left:
-            raise IncompleteScript(
-                f"ScriptedProvider: {left} of {len(self.script)} turn(s) never used "
-                f"(turns {self._next + 1}..{len(self.script)}); the loop made {len(self.requests)} model call(s)"
-            )
+        """Raise :class:`~loopkit.errors.IncompleteScript` when turns were never used or requests
+        arrived after the script was exhausted (the simulators' ``assert_complete`` says the same)."""
+        err = incomplete_script("ScriptedProvider", len(self.script), self._next, self.overruns)
+        if err is not None:
+            raise err
 
 
 async def _drain(events: Any) -> tuple[list[Any], Exception | None]:

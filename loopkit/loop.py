@@ -24,6 +24,14 @@ every run ends with :class:`AgentEnd` and a ``reason``; polled steering or follo
 cannot be injected are returned in ``AgentEnd.pending``; a provider failure or a stream that stops
 without its terminal event becomes an assistant message with ``stop_reason="error"``; a tool
 exception's text is never empty; arguments that are not a JSON object get an error result.
+
+A :class:`~loopkit.errors.HarnessError` (a cassette miss, a script that ran out, a usage error)
+raised by the provider is never turned into an error stop: it propagates out of the loop whatever
+``raise_errors`` says, because it means the test's setup is wrong, not the model. Raised in a tool
+body, a fake's or a cassette's error (:class:`~loopkit.errors.ScriptError`,
+:class:`~loopkit.errors.ReplayError`: a nested run's script ran out, a cassette missed)
+propagates too; anything else a tool raises, a :class:`~loopkit.errors.UsageError` included, is
+that tool's error result, as the model would see it.
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .accumulate import Accumulator
-from .errors import StreamProtocolError, UsageError
+from .errors import HarnessError, ReplayError, ScriptError, StreamProtocolError, UsageError
 from .events import (
     AgentEnd,
     AgentEvent,
@@ -95,7 +103,8 @@ class LoopConfig:
         has_steering / has_follow_ups: whether to poll (a poll is an action).
         abort_signal: checked before every model call and every tool call.
         raise_errors: let a provider's exception escape instead of ending the run with an error
-            message (the raw stream behaviour of spec/loop.md §3.13).
+            message (the raw stream behaviour of spec/loop.md §3.13). A harness error always
+            escapes.
     """
 
     prompts: list[Message]
@@ -266,7 +275,7 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
                     event = batch[position] if position < len(batch) else END
             message = acc.message
             if failure is not None:
-                if cfg.raise_errors:
+                if cfg.raise_errors or isinstance(failure, HarnessError):
                     raise failure
                 message.stop_reason = "error"
                 message.error_message = f"{type(failure).__name__}: {failure}"
@@ -317,6 +326,8 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
                             out = yield (TOOL, tool, args, call, on_update)
                             running[0] = False
                             if type(out) is Raised:
+                                if isinstance(out.error, (ScriptError, ReplayError)):
+                                    raise out.error  # a fake or cassette under the tool: the test's setup
                                 result = _error_result(error_text(out.error))
                             else:
                                 result = to_tool_result(out)

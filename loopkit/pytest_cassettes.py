@@ -14,9 +14,13 @@ and options::
 
 The record mode comes from the marker, else ``--loopkit-record=MODE``, else ``none``. While a
 cassette only replays, every non-loopback connection fails the test, whichever client makes it.
-At teardown a recorded cassette is saved (atomically; refused if a secret survived) and, after a
-passing test, interactions that were never requested fail it (``fail_unplayed=False`` allows it).
-loopkit is imported lazily; all state lives on the test item.
+At teardown: a request that missed the cassette fails the test with the first miss and its diff
+(even when a client swallowed it), unless that miss is already the test's failure; a recorded
+cassette is saved only when the test passed (merged under the file's lock with what other
+pytest-xdist workers saved; atomically; refused if a secret survived), so a test that fails
+while recording leaves the previous file byte for byte; after a passing test, interactions that
+were never requested fail it (``fail_unplayed=False`` allows it). loopkit is imported lazily;
+all state lives on the test item.
 """
 
 from __future__ import annotations
@@ -29,8 +33,19 @@ from typing import Any
 
 import pytest
 
-_MODES = ("none", "once", "new_episodes", "all")
+_MODES = ("none", "once", "new_episodes", "all", "rewrite")
 _OUTCOME = pytest.StashKey[bool]()
+_CALL_ERROR = pytest.StashKey["BaseException | None"]()
+
+_RECORD_HELP = (
+    "cassette record mode, as in vcrpy: none (default: replay only; a request not in the cassette "
+    "fails), once (record when the file does not exist, else as none), new_episodes (replay what "
+    "matches, record and append the rest), all (replay nothing, record everything; a recorded "
+    "interaction replaces the ones its request matches, the others stay); plus rewrite "
+    "(pytest-recording's: replay nothing, save only what this run recorded). Unlike vcrpy, a "
+    "test that fails saves nothing in any mode (the old file stays as it was), and pytest-xdist "
+    "workers recording into one file merge under a file lock"
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -40,7 +55,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         choices=_MODES,
         default=None,
         metavar="MODE",
-        help="cassette record mode: none (default: replay only), once, new_episodes or all",
+        help=_RECORD_HELP,
     )
     parser.addini("loopkit_cassette_dir", "folder of the cassettes, relative to the ini file (default: cassettes)", default="cassettes")
 
@@ -58,6 +73,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if report.when == "call":
         item.stash[_OUTCOME] = report.passed
+        item.stash[_CALL_ERROR] = call.excinfo.value if call.excinfo is not None else None
     return report
 
 
@@ -98,7 +114,7 @@ class CassetteFixture:
         cannot be injected, such as boto3); ``kwargs`` go to ``make_vcr``."""
         from loopkit.recording import make_vcr
 
-        with make_vcr(record_mode=self.record_mode, **kwargs).use_cassette(str(self.path)) as cassette:
+        with make_vcr(record_mode=self.record_mode, **kwargs).use_cassette(str(self.path)) as cassette:  # saves nothing on an exception
             self.vcr_cassettes.append(cassette)
             yield cassette
 
@@ -144,9 +160,12 @@ def loopkit_cassette(request: pytest.FixtureRequest) -> Iterator[CassetteFixture
         guard = None if (cassette.records or allow_network) else stack.enter_context(block_network())
         fixture = CassetteFixture(cassette, timing)
         yield fixture
-    if cassette.recorded:
-        cassette.save()
+    from loopkit.errors import raise_first
+
     passed = request.node.stash.get(_OUTCOME, False)
+    raise_first(cassette.harness_errors, request.node.stash.get(_CALL_ERROR, None))
+    if cassette.recorded and passed:
+        cassette.save()
     if guard is not None and guard.attempts and passed:
         pytest.fail(f"the test tried to reach the network while replaying {path}: {', '.join(guard.attempts)}", pytrace=False)
     if not (fail_unplayed and cassette.replays and passed):

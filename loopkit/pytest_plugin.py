@@ -10,6 +10,10 @@ simulators, a deterministic clock and deterministic snapshots.
   (timestamps left out, ids renumbered), for runs, messages and events.
 - marker ``loopkit_incomplete_ok``: unused turns do not fail the test.
 
+At teardown a fake that was asked for more turns than its script holds raises the first
+:class:`~loopkit.errors.ScriptExhausted`, unless that very error already failed the test: a
+client that swallowed it (an official SDK that retries) cannot hide it.
+
 Everything is described with examples in docs/pytest.md. loopkit is imported lazily inside the
 fixtures; the plugin keeps no global state.
 """
@@ -20,6 +24,31 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
+
+_CALL_ERROR = pytest.StashKey["BaseException | None"]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if report.when == "call":
+        item.stash[_CALL_ERROR] = call.excinfo.value if call.excinfo is not None else None
+    return report
+
+
+def _raise_harness_errors(request: pytest.FixtureRequest, fakes: list[Any]) -> bool:
+    """Raise the first overrun of ``fakes`` unless it already failed the test; True when one
+    happened (it is reported then, so ``assert_complete`` need not report it again)."""
+    from loopkit.errors import raise_first
+
+    failed_with = request.node.stash.get(_CALL_ERROR, None)
+    happened = False
+    for fake in fakes:
+        errors = fake.harness_errors if hasattr(fake, "harness_errors") else fake.simulator.harness_errors
+        raise_first(errors, failed_with)
+        happened = happened or bool(errors)
+    return happened
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -55,11 +84,11 @@ class ScriptedProviders:
 @pytest.fixture
 def scripted_provider(request: pytest.FixtureRequest) -> Iterator[ScriptedProviders]:
     """Factory: ``scripted_provider(turns, **options)`` gives a ScriptedProvider whose unused
-    turns fail the test at teardown (mark the test ``loopkit_incomplete_ok`` to allow them).
-    Scripted ``Delay`` waits are recorded in ``scripted_provider.sleeps``, never slept."""
+    turns fail the test at teardown (mark the test ``loopkit_incomplete_ok`` to allow them), as
+    does a request after its script ran out (always). Scripted ``Delay`` waits are recorded in ``scripted_provider.sleeps``, never slept."""
     factory = ScriptedProviders()
     yield factory
-    if request.node.get_closest_marker("loopkit_incomplete_ok") is None:
+    if not _raise_harness_errors(request, factory.made) and request.node.get_closest_marker("loopkit_incomplete_ok") is None:
         for provider in factory.made:
             provider.assert_complete()
 
@@ -90,7 +119,7 @@ def loopkit_simulator(request: pytest.FixtureRequest) -> Iterator[Simulators]:
     yield factory
     for sim in factory.served:
         sim.stop()
-    if request.node.get_closest_marker("loopkit_incomplete_ok") is None:
+    if not _raise_harness_errors(request, factory.served) and request.node.get_closest_marker("loopkit_incomplete_ok") is None:
         for sim in factory.served:
             sim.assert_complete()
 

@@ -460,6 +460,9 @@ def run(
         abort_signal: set it to end the run with reason ``aborted``.
         clock: milliseconds for timestamps (inject for deterministic transcripts).
         raise_errors: let provider exceptions escape instead of ending with reason ``error``.
+
+    A :class:`~loopkit.errors.HarnessError` (a cassette miss, a script that ran out, a usage
+    error) always escapes, whatever ``raise_errors`` says: it means the test's setup is wrong.
     """
     cfg, events, adapted = _config(
         provider, prompt, tools=tools, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
@@ -494,7 +497,8 @@ async def arun(
     raise_errors: bool = False,
 ) -> RunResult:
     """:func:`run` on asyncio: the provider's ``astream`` is used, async tools are awaited in
-    the running loop, and steering / follow-up callbacks may be async."""
+    the running loop, and steering / follow-up callbacks may be async. A harness error escapes,
+    as from :func:`run`."""
     cfg, events, adapted = _config(
         provider, prompt, tools=tools, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
         max_iterations=max_iterations, steering=steering, follow_ups=follow_ups, on_event=on_event,
@@ -608,7 +612,8 @@ class Runtime:
         ``tools_deny`` trim them; ``toolset="none"`` gives none); inside a tool body it takes the
         outer run's tools and provider instead. ``tools=[]`` sends no tools. The cap defaults to 20
         model calls. A run that ends with ``error``, ``aborted`` or ``max_iterations`` raises
-        :class:`RunFailed` (with the whole run in ``.result``) instead of returning a partial text.
+        :class:`RunFailed` (with the whole run in ``.result``) instead of returning a partial text;
+        a :class:`~loopkit.errors.HarnessError` (the test's setup is wrong) propagates as itself.
         """
         chosen, resolved = self._resolve(provider, tools, toolset, tools_source, tools_allow, tools_deny)
         kwargs = dict(

@@ -13,11 +13,12 @@ the provider's real shape; a retrying client consumes the next turn on its retry
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias
 
-from .errors import ScriptError
+from .errors import IncompleteScript, ScriptError, ScriptExhausted
 from .messages import STOP_REASONS, StopReason, Usage
 
 
@@ -248,3 +249,39 @@ def _turn_from_data(data: Any, where: str) -> Turn:
         return Turn(tool_calls=tuple(calls), faults=tuple(faults), usage=usage, **kw)
     except ScriptError as exc:
         raise ScriptError(f"{where}: {exc}") from None
+
+
+# --- one wording for both fakes (ScriptedProvider and the simulators) ---------------------------
+
+
+def script_exhausted(who: str, number: int, turns: int) -> ScriptExhausted:
+    """The error for request ``number`` (1-based) that found a ``turns``-turn script exhausted."""
+    return ScriptExhausted(
+        f"{who}: script exhausted: request #{number} needs turn {turns + 1}, but the script has {turns} turn(s); "
+        "add a turn, or check why the code under test made another request",
+        call_number=number,
+        turns=turns,
+    )
+
+
+HARNESS_HEADER = "x-loopkit-harness-error"
+"""The response header in which a served simulator sends the text of a harness error (an
+overrun) with its 500, so that loopkit's HTTP adapters raise it as itself."""
+
+
+def harness_error_from_header(text: str) -> ScriptExhausted:
+    """The :class:`ScriptExhausted` a served simulator described in :data:`HARNESS_HEADER`."""
+    found = re.search(r"request #(\d+) needs turn \d+, but the script has (\d+) turn", text)
+    number, turns = (int(found.group(1)), int(found.group(2))) if found else (0, 0)
+    return ScriptExhausted(text, call_number=number, turns=turns)
+
+
+def incomplete_script(who: str, turns: int, used: int, overruns: Sequence[int]) -> IncompleteScript | None:
+    """What ``assert_complete()`` raises: turns never used and requests that arrived after the
+    script was exhausted (None when neither happened)."""
+    problems = []
+    if used < turns:
+        problems.append(f"{turns - used} of {turns} turn(s) never used (turns {used + 1}..{turns})")
+    if overruns:
+        problems.append(f"request(s) #{', #'.join(map(str, overruns))} arrived after the script was exhausted")
+    return IncompleteScript(f"{who}: " + "; ".join(problems)) if problems else None

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from loopkit.errors import IncompleteScript, ScriptError
-from loopkit.script import Delay, HttpFault, MidStreamError, Script, Truncate, Turn
+from loopkit.errors import HarnessError, ScriptError
+from loopkit.script import Delay, HttpFault, MidStreamError, Script, Truncate, Turn, incomplete_script, script_exhausted
 
 
 @dataclass(slots=True, kw_only=True)
@@ -58,7 +58,9 @@ class SimResponse:
     """A response: status, headers and the body as the chunks the server writes.
 
     ``delays[i]`` is how long to wait before chunk ``i``; ``truncated`` means the connection is
-    dropped after the last chunk, before the body is complete.
+    dropped after the last chunk, before the body is complete. ``harness_error`` is set on the
+    answer to a request that found the script exhausted: the in-process transport raises it, the
+    server sends the 500 with the error's text in ``x-loopkit-harness-error``.
     """
 
     status: int = 200
@@ -66,6 +68,7 @@ class SimResponse:
     chunks: list[bytes] = field(default_factory=list)
     delays: dict[int, float] = field(default_factory=dict)
     truncated: bool = False
+    harness_error: HarnessError | None = None
 
     @property
     def body(self) -> bytes:
@@ -107,6 +110,7 @@ class Simulator:
         self.chunk_size = chunk_size
         self.requests: list[SimRequest] = []
         self.overruns: list[int] = []  # request numbers that found the script exhausted
+        self.harness_errors: list[HarnessError] = []  # the ScriptExhausted of each overrun, first first
         self._next = 0
         self._ids = 0
         self._lock = threading.Lock()
@@ -166,13 +170,12 @@ class Simulator:
             if invalid is not None:
                 return invalid
             if self._next >= len(self.script):
+                err = script_exhausted(f"{self.protocol} simulator", request.number, len(self.script))
                 self.overruns.append(request.number)
-                return self.error_response(
-                    500,
-                    f"loopkit simulator ({self.protocol}): script exhausted: request #{request.number} "
-                    f"needs turn {self._next + 1}, but the script has {len(self.script)} turn(s)",
-                    None,
-                )
+                self.harness_errors.append(err)
+                resp = self.error_response(500, f"loopkit {err}", None)
+                resp.harness_error = err
+                return resp
             turn = self.script[self._next]
             self._next += 1
             return self._answer(request, route, turn)
@@ -212,14 +215,11 @@ class Simulator:
         return self._next
 
     def assert_complete(self) -> None:
-        """Raise :class:`IncompleteScript` when turns are unused or a request overran the script."""
-        problems = []
-        if self._next < len(self.script):
-            problems.append(f"{len(self.script) - self._next} of {len(self.script)} turn(s) never used (turns {self._next + 1}..{len(self.script)})")
-        if self.overruns:
-            problems.append(f"request(s) #{', #'.join(map(str, self.overruns))} arrived after the script was exhausted")
-        if problems:
-            raise IncompleteScript(f"{self.protocol} simulator: " + "; ".join(problems))
+        """Raise :class:`~loopkit.errors.IncompleteScript` when turns are unused or requests
+        arrived after the script was exhausted (``ScriptedProvider.assert_complete`` says the same)."""
+        err = incomplete_script(f"{self.protocol} simulator", len(self.script), self._next, self.overruns)
+        if err is not None:
+            raise err
 
 
 def _apply_delays(resp: SimResponse, turn: Turn) -> None:

@@ -12,6 +12,9 @@ from urllib.parse import parse_qsl
 
 import httpx
 
+from loopkit.errors import raise_first
+from loopkit.script import HARNESS_HEADER
+
 from ._core import SimRequest, SimResponse, Simulator
 
 _TRUNCATED = "peer closed connection without sending complete message body (loopkit simulator: Truncate fault)"
@@ -48,6 +51,12 @@ class _AsyncChunks(httpx.AsyncByteStream):
 class SimulatorTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """An httpx transport that answers from a simulator in process: no socket, chunks kept.
 
+    A request that finds the script exhausted raises :class:`~loopkit.errors.ScriptExhausted`
+    from the transport (a harness error: loopkit's adapters let it through unwrapped). An official
+    SDK wraps a transport's exception into its own connection error and may retry, so the
+    simulator remembers every overrun (``simulator.harness_errors``), and :meth:`assert_complete`
+    reports them, as :func:`serve` and the ``loopkit_simulator`` fixture do when they close.
+
     Args:
         simulator: the simulator to answer with.
         sleep / asleep: how scripted delays wait (inject a fake to keep tests instant).
@@ -76,11 +85,24 @@ class SimulatorTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         resp = self.simulator.handle(self._sim_request(request, request.read()))
+        if resp.harness_error is not None:
+            raise resp.harness_error
         return httpx.Response(resp.status, headers=resp.headers, stream=_SyncChunks(resp, self._sleep), request=request)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         resp = self.simulator.handle(self._sim_request(request, await request.aread()))
+        if resp.harness_error is not None:
+            raise resp.harness_error
         return httpx.Response(resp.status, headers=resp.headers, stream=_AsyncChunks(resp, self._asleep), request=request)
+
+    @property
+    def requests(self) -> list[SimRequest]:
+        return self.simulator.requests
+
+    def assert_complete(self) -> None:
+        """Raise :class:`~loopkit.errors.IncompleteScript` when turns are unused or requests
+        arrived after the script was exhausted (see :meth:`Simulator.assert_complete`)."""
+        self.simulator.assert_complete()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -110,6 +132,8 @@ class _Handler(BaseHTTPRequestHandler):
         request = SimRequest.from_url(self.command, f"http://{host}{self.path}", dict(self.headers.items()), body)
         resp = self.server.simulator.handle(request)
         self.send_response(resp.status)
+        if resp.harness_error is not None:  # loopkit's adapters raise it as itself
+            self.send_header(HARNESS_HEADER, str(resp.harness_error).encode("ascii", "replace").decode("ascii"))
         for name, value in resp.headers.items():
             if name.lower() not in ("content-length", "transfer-encoding", "connection"):
                 self.send_header(name, value)
@@ -163,6 +187,11 @@ class _Server(ThreadingHTTPServer):
 class ServedSimulator:
     """A simulator listening on 127.0.0.1. Use it as a context manager (see :func:`serve`).
 
+    A request that finds the script exhausted gets the provider's 500 error (with the text of
+    the :class:`~loopkit.errors.ScriptExhausted` in the ``x-loopkit-harness-error`` header, which
+    loopkit's adapters raise as itself); leaving the ``with`` block raises the first overrun, so a
+    client that swallowed the 500 (an official SDK that retries) still fails the test.
+
     Attributes:
         url: ``http://127.0.0.1:<port>``.
         base_url: ``url`` plus the path an official SDK expects as its base URL.
@@ -198,3 +227,4 @@ class ServedSimulator:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+        raise_first(self.simulator.harness_errors, exc[1])  # type: ignore[arg-type]

@@ -141,21 +141,21 @@ def test_a_recorded_request_does_not_grow_with_the_run():
 def test_script_exhausted_names_the_call_number():
     p = ScriptedProvider(["only"])
     list(p.stream(request()))
-    with pytest.raises(ScriptExhausted, match=r"model call 2 has no turn .*the script has 1 turn") as info:
+    with pytest.raises(ScriptExhausted, match=r"ScriptedProvider: script exhausted: request #2 needs turn 2, but the script has 1 turn") as info:
         p.stream(request())
     assert (info.value.call_number, info.value.turns) == (2, 1)
 
 
-def test_a_run_that_outlives_its_script_ends_with_reason_error_and_the_typed_error():
+def test_a_run_that_outlives_its_script_raises_script_exhausted_never_an_error_stop():
     @tool
     def noop() -> str:
         """Do nothing."""
         return ""
 
     p = ScriptedProvider([Turn(tool_calls=[call("noop", id="c1")])])
-    r = run(p, "hi", tools=[noop])
-    assert r.reason == "error" and isinstance(r.error, ScriptExhausted) and r.error.call_number == 2
-    assert r.messages[-1].error_message.startswith("ScriptExhausted: ScriptedProvider: model call 2 has no turn")
+    with pytest.raises(ScriptExhausted, match=r"request #2 needs turn 2") as info:
+        run(p, "hi", tools=[noop])
+    assert info.value.call_number == 2
     with pytest.raises(ScriptExhausted):
         run(ScriptedProvider([]), "hi", raise_errors=True)
 
@@ -163,7 +163,7 @@ def test_a_run_that_outlives_its_script_ends_with_reason_error_and_the_typed_err
 def test_assert_complete_reports_unused_turns():
     p = ScriptedProvider(["a", "b", "c"])
     run(p, "hi")
-    with pytest.raises(IncompleteScript, match=r"2 of 3 turn\(s\) never used \(turns 2..3\); the loop made 1 model call"):
+    with pytest.raises(IncompleteScript, match=r"^ScriptedProvider: 2 of 3 turn\(s\) never used \(turns 2..3\)$"):
         p.assert_complete()
     q = ScriptedProvider(["a"])
     run(q, "hi")

@@ -608,7 +608,6 @@ def scenarios():
         "cap": dict(turns=[Turn(tool_calls=[c("add", {"a": 1, "b": 1})])] * 2, max_iterations=2, follow_ups=["lost?"]),
         "mid-stream": dict(turns=[Turn(text="abcdef", faults=[MidStreamError(after=2)])]),
         "no-terminal": dict(events=[]),
-        "exhausted": dict(turns=[]),
         "abort": dict(turns=[Turn(tool_calls=[c("stop_run"), c("add", {"a": 1, "b": 1}, "c2")])], abort=True, extra=[stop_run], holder=signal_holder),
     }
 
@@ -641,5 +640,5 @@ def test_run_and_arun_agree(name):
 EXPECTED_REASON = {
     "text": "stop", "tools": "stop", "steering": "stop", "follow-up": "stop", "error": "error",
     "aborted-stop": "aborted", "cap": "max_iterations", "mid-stream": "error", "no-terminal": "error",
-    "exhausted": "error", "abort": "aborted",
+    "abort": "aborted",
 }  # fmt: skip

@@ -177,17 +177,21 @@ def main(args: argparse.Namespace) -> int:
     sim = simulators.create(args.protocol, script, model=args.model)
     if not args.quiet:
         RequestLog(sim, sys.stderr)
+    # started and stopped by hand, not ``with``: leaving serve()'s block raises the first
+    # overrun, and here overruns are reported below with the unused turns
     try:
-        served = simulators.serve(sim, port=args.port)
+        served = simulators.serve(sim, port=args.port).start()
     except OSError as exc:
         raise UsageError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror or exc}") from None
-    with served:
+    try:
         print(f"loopkit {args.protocol} simulator listening on {served.base_url}", flush=True)
         try:
             while not (args.exit_when_done and sim.used >= len(script)):
                 time.sleep(0.05)
         except KeyboardInterrupt:
             pass
+    finally:
+        served.stop()
     print(f"served {len(sim.requests)} request(s); used {sim.used} of {len(script)} turn(s)", flush=True)
     try:
         sim.assert_complete()

@@ -21,12 +21,13 @@ from typing import Any, Protocol, TypeVar
 
 import httpx
 
-from ..errors import ConnectionClosedError, ProviderError, UsageError, WireError, error_class_for_status
+from ..errors import ConnectionClosedError, ProviderError, UsageError, WireError, error_class_for_status, harness_cause
 from ..events import ErrorEvent, StreamEvent
 from ..messages import Message
 from ..messages import dumps
 from ..provider import BaseProvider, ModelRequest
 from ..retry import RetryPolicy, parse_retry_after
+from ..script import HARNESS_HEADER, harness_error_from_header
 
 
 @dataclass(slots=True, kw_only=True)
@@ -203,6 +204,9 @@ class HttpProvider(BaseProvider):
         return call, url, headers, content
 
     def _error_from(self, response_status: int, headers: httpx.Headers, body: bytes) -> ProviderError:
+        harness = headers.get(HARNESS_HEADER)
+        if harness is not None:  # a served simulator's overrun: the test's setup, not the model
+            raise harness_error_from_header(harness)
         err = self.map_error(response_status, headers, body)
         should = headers.get("x-should-retry")
         if should == "true":
@@ -321,6 +325,12 @@ def _aborted() -> ErrorEvent:
 
 
 def _transport_error(exc: httpx.TransportError, provider: HttpProvider) -> ProviderError:
+    """The provider error for a transport failure; a harness error under it (the network guard's
+    :class:`~loopkit.errors.NetworkBlocked`, which httpcore wraps as ``ConnectError``) is raised
+    as itself instead, never retried."""
+    harness = harness_cause(exc)
+    if harness is not None:
+        raise harness
     return ConnectionClosedError(
         f"connection failed or closed before the response finished: {type(exc).__name__}: {exc}",
         provider=provider.provider_name or provider.api,

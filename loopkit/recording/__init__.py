@@ -18,8 +18,9 @@ Pieces, each in its own module:
   fields, a hook) and by shape; :func:`find_secrets`; saving refuses a cassette with a finding.
 - ``_match``: the canonical request (method, normalised path, sorted query, JSON body minus
   volatile fields) and a dict index; a miss explains itself (:class:`~loopkit.errors.NoMatchingInteraction`).
-- ``_cassette``: :class:`Cassette` (record modes ``none``/``once``/``new_episodes``/``all``,
-  playback in recorded order, unplayed interactions).
+- ``_cassette``: :class:`Cassette` (record modes ``none``/``once``/``new_episodes``/``all`` as
+  in vcrpy, plus ``rewrite``; playback in recorded order; unplayed interactions; saves merged
+  under a file lock).
 - ``_transport``: :class:`RecordingTransport`, :class:`ReplayTransport`, :class:`CassetteTransport`
   for httpx and httpx2 (the official SDKs' fork), sync and async.
 - ``_provider``: :class:`ReplayProvider` (transcripts -> stream events or a Script, no HTTP) and
@@ -39,7 +40,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ._cassette import RECORD_MODES, Cassette, RecordMode, save_cassette
+from ..errors import raise_first
+from ._cassette import RECORD_MODES, Cassette, RecordMode, cassette_lock, save_cassette
 from ._codecs import EventStreamFrameCodec, FrameCodec, codec_for, register_frame_codec, unregister_frame_codec
 from ._format import (
     FORMAT_VERSION,
@@ -73,15 +75,35 @@ def use_cassette(
 ) -> Iterator[Cassette]:
     """Open a cassette for the duration of a block; save it if anything was recorded.
 
+    Leaving the block:
+
+    - with an exception: nothing is saved (the previous file stays byte for byte, in every
+      record mode); if a request missed the cassette, that :class:`~loopkit.errors.NoMatchingInteraction`
+      is raised instead (the exception it replaces chained), since it is why the block failed;
+    - normally, after a miss that a client swallowed (an official SDK wraps a transport's error
+      and retries): the first miss is raised, with its diff, and nothing is saved;
+    - normally: what was recorded is saved (merged under the file's lock, see
+      :meth:`Cassette.save`), then interactions never requested raise
+      :class:`~loopkit.errors.UnplayedInteractions` (a miss never does).
+
     Args:
         path: the cassette file.
-        record_mode: ``none`` (default), ``once``, ``new_episodes`` or ``all``.
+        record_mode: ``none`` (default), ``once``, ``new_episodes``, ``all`` or ``rewrite``
+            (see :class:`Cassette`).
         fail_unplayed: at the end of a block that replayed, raise
-            :class:`~loopkit.errors.UnplayedInteractions` if recorded interactions were never asked for.
+            :class:`~loopkit.errors.UnplayedInteractions` if recorded interactions were never asked
+            for (by a transport, or by a :class:`ReplayProvider` over this cassette).
         **kwargs: passed to :class:`Cassette` (scrubber, volatile_body_fields, allow_playback_repeats).
     """
     cassette = Cassette(path, record_mode=record_mode, **kwargs)
-    yield cassette
+    try:
+        yield cassette
+    except GeneratorExit:
+        raise
+    except BaseException as exc:
+        raise_first(cassette.harness_errors, exc)
+        raise
+    raise_first(cassette.harness_errors)
     if cassette.recorded:
         cassette.save()
     if fail_unplayed and cassette.replays:
@@ -111,6 +133,7 @@ __all__ = [
     "Transcript",
     "VOLATILE_BODY_FIELDS",
     "block_network",
+    "cassette_lock",
     "codec_for",
     "dump_cassette",
     "events_for_message",

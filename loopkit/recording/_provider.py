@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 from ..accumulate import Accumulator
-from ..errors import NoMatchingInteraction, ReplayError
+from ..errors import NoMatchingInteraction, ReplayError, raise_first
 from ..events import (
     DoneEvent,
     ErrorEvent,
@@ -76,9 +76,9 @@ def _strip(value: Any) -> Any:
     return value
 
 
-def _transcripts(source: Cassette | CassetteFile) -> list[Transcript]:
+def _transcripts(source: Cassette | CassetteFile) -> list[tuple[int, Transcript]]:
     file = source.file if isinstance(source, Cassette) else source
-    return [i.transcript for i in file.interactions if i.transcript is not None]
+    return [(n, i.transcript) for n, i in enumerate(file.interactions) if i.transcript is not None]
 
 
 class ReplayProvider(BaseProvider):
@@ -93,7 +93,13 @@ class ReplayProvider(BaseProvider):
     """
 
     def __init__(self, cassette: Cassette | CassetteFile, *, check_requests: bool = True, name: str | None = None) -> None:
-        self.transcripts = _transcripts(cassette)
+        found = _transcripts(cassette)
+        self.transcripts = [t for _, t in found]
+        self._positions = [n for n, _ in found]  # the interaction each transcript belongs to
+        # replaying a Cassette marks what it answered as played (so use_cassette's unplayed check
+        # holds for it) and leaves its misses with the cassette (so closing it raises them)
+        self._cassette = cassette if isinstance(cassette, Cassette) else None
+        self.harness_errors: list[NoMatchingInteraction] = []  # every miss, first first
         self.check_requests = check_requests
         self.name = name or (cassette.name if isinstance(cassette, Cassette) else "<cassette>")
         self.calls = 0
@@ -107,11 +113,17 @@ class ReplayProvider(BaseProvider):
     def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
         n = self.calls
         if n >= len(self.transcripts):
-            raise NoMatchingInteraction(f"{self.name}: model call {n + 1} was not recorded (the cassette holds {len(self.transcripts)} calls)")
+            raise self._miss(f"{self.name}: model call {n + 1} was not recorded (the cassette holds {len(self.transcripts)} calls)")
         self.calls += 1
         t = self.transcripts[n]
         if self.check_requests:
             self._check(n, t, request)
+        if self._cassette is not None:
+            # this call's interaction, and the attempts before it that it retried (a retried call
+            # records each attempt; the transcript sits on the one that answered)
+            first = self._positions[n - 1] + 1 if n else 0
+            for k in range(first, self._positions[n] + 1):
+                self._cassette.mark_played(k)
         message = load_message(t.message, path=f"{self.name}: transcripts[{n}].message")
         assert isinstance(message, AssistantMessage)
         yield from events_for_message(message)
@@ -126,15 +138,25 @@ class ReplayProvider(BaseProvider):
             return
         where, rec, got = diff
         idx = message_index(where)
-        raise NoMatchingInteraction(
+        raise self._miss(
             f"{self.name}: model call {n + 1} differs from the recording at {where}"
             + (f" (message {idx})" if idx is not None else "")
             + f"\n    - recorded: {short(rec, got)}\n    + live:     {short(got, rec)}\n"
-            "  re-record the cassette (record_mode='all') if the change is intended"
+            "  re-record the cassette (record_mode='rewrite') if the change is intended"
         )
 
+    def _miss(self, message: str) -> NoMatchingInteraction:
+        err = NoMatchingInteraction(message)
+        self.harness_errors.append(err)
+        if self._cassette is not None:
+            self._cassette.remember(err)
+        return err
+
     def assert_complete(self) -> None:
-        """Raise when recorded model calls were never replayed."""
+        """Raise the first miss, if a call missed; else
+        :class:`~loopkit.errors.UnplayedInteractions` when recorded model calls were never
+        replayed (a miss is never reported as "fewer calls")."""
+        raise_first(self.harness_errors)
         if self.calls < len(self.transcripts):
             from ..errors import UnplayedInteractions
 

@@ -136,7 +136,10 @@ def _module_of(inner: Any) -> ModuleType:
 
 class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
     """Replay from ``cassette`` where it has an answer, record through ``inner`` where its record
-    mode allows; otherwise raise :class:`~loopkit.errors.NoMatchingInteraction`.
+    mode allows; otherwise raise :class:`~loopkit.errors.NoMatchingInteraction` (a harness error:
+    loopkit's adapters let it through as itself). The cassette remembers every miss
+    (``cassette.harness_errors``) and :func:`~loopkit.recording.use_cassette` and the pytest
+    fixture raise the first one when they close, for clients that swallow a transport's exception.
 
     Args:
         cassette: the cassette in use.
@@ -184,8 +187,7 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
             return None
         inter = self.cassette.play(request.method, str(request.url), content)
         if inter is None and self._replay_only:
-            key, body = self.cassette.live_key(request.method, str(request.url), content)
-            raise self.cassette.no_match(request.method, str(request.url), key, body)
+            raise self.cassette.miss(request.method, str(request.url), content)
         return inter
 
     def _replay(self, inter: Interaction, request: Any) -> Any:
@@ -304,8 +306,7 @@ class ReplayTransport(CassetteTransport):
     def _lookup(self, request: Any, content: bytes) -> Interaction | None:
         inter = self.cassette.play(request.method, str(request.url), content)
         if inter is None or inter.response is None:
-            key, body = self.cassette.live_key(request.method, str(request.url), content)
-            raise self.cassette.no_match(request.method, str(request.url), key, body)
+            raise self.cassette.miss(request.method, str(request.url), content)
         return inter
 
 

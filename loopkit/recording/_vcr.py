@@ -194,8 +194,13 @@ def make_vcr(
 ) -> Any:
     """A ``vcr.VCR`` writing loopkit cassettes, matching on loopkit's canonical request.
 
+    A block that raises saves nothing (``record_on_exception=False``, unlike vcrpy's default),
+    so a test that fails while recording leaves the previous file as it was. ``rewrite`` (not a
+    vcrpy mode) is vcrpy's ``all`` with ``drop_unused_requests=True``: only what was recorded
+    is saved.
+
     Args:
-        record_mode: ``none`` (default), ``once``, ``new_episodes`` or ``all``.
+        record_mode: ``none`` (default), ``once``, ``new_episodes``, ``all`` or ``rewrite``.
         scrubber: what to remove before saving (wire.md §0.1 headers and secret shapes by default).
         cassette_library_dir: where relative cassette paths live.
         volatile_body_fields: JSON body fields ignored by matching.
@@ -205,6 +210,10 @@ def make_vcr(
 
     scrubber = scrubber or Scrubber()
     install_rechunking()
+    kwargs.setdefault("record_on_exception", False)
+    if record_mode == "rewrite":
+        record_mode = "all"
+        kwargs.setdefault("drop_unused_requests", True)
     v = vcr.VCR(
         serializer="loopkit",
         record_mode=record_mode,

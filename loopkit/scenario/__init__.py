@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ScenarioError, UsageError
+from ..errors import HarnessError, ScenarioError, UsageError
 from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
 from ..script import Delay, HttpFault, MidStreamError, Truncate, Turn
 from .checks import Failure, check_all
@@ -134,6 +134,9 @@ class Scenario:
                 scenario says ``expect.snapshot: true`` (what ``loopkit run`` does; under pytest
                 the plugin compares through syrupy's ``snapshot`` fixture instead, so that
                 ``--snapshot-update`` works). Needs syrupy and a scenario loaded from a file.
+
+        A harness error (the scenario's script runs out ...) is raised, prefixed with the
+        scenario and provider, never reported as a failed expectation.
         """
         if driver not in ("sync", "async"):
             raise UsageError(f"driver must be 'sync' or 'async', not {driver!r}")
@@ -145,7 +148,12 @@ class Scenario:
         reason = self.skip_reason(provider)
         if reason is not None:
             return ScenarioResult(self.name, self.label, provider, "skipped", skip_reason=reason, xfail_reason=xfail)
-        record = execute(self.model, provider, self.prepare(), driver=driver)
+        try:
+            record = execute(self.model, provider, self.prepare(), driver=driver)
+        except HarnessError as exc:  # the scenario's setup is wrong: say which scenario
+            if exc.args and isinstance(exc.args[0], str):
+                exc.args = (f"scenario {self.label} [{provider}]: {exc.args[0]}", *exc.args[1:])
+            raise
         failures = check_all(self.model.expect, record)
         if snapshot and self.model.expect.snapshot and not failures:
             from .snapshots import compare

@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import HarnessError
 from ..events import AgentEvent, MessageEnd, MessageStart, ToolExecutionEnd, ToolExecutionStart, TurnEnd
 from ..messages import AssistantMessage, ToolResultMessage
 from ..provider import AbortSignal, ModelRequest
@@ -160,6 +161,8 @@ def execute(scenario: ScenarioModel, provider: str, toolbox: Toolbox | None = No
             result = asyncio.run(arun(built.provider, list(scenario.prompt), **options))
         else:
             result = run(built.provider, list(scenario.prompt), **options)
+    except HarnessError:
+        raise  # the scenario's own setup is wrong (its script ran out ...): never a finding
     except Exception as exc:  # noqa: BLE001 - reported as a failure of the scenario
         raised = exc
     wire, misaligned = _wire_bodies(built.simulator, len(built.provider.requests))

@@ -187,8 +187,9 @@ def test_record_modes(tmp_path):
     with pytest.raises(NoMatchingInteraction):
         run("once", ["b"])
     assert run("new_episodes", ["a", "b"]) == 2 and len(log) == 2  # only "b" reached the server
-    assert run("all", ["b"]) == 1 and len(log) == 3  # everything re-recorded from scratch
-    assert run("none", ["b"]) == 1 and len(log) == 3
+    assert run("all", ["b"]) == 2 and len(log) == 3  # "b" re-recorded in place, "a" kept (vcrpy's all)
+    assert run("rewrite", ["b"]) == 1 and len(log) == 4  # only what this run recorded
+    assert run("none", ["b"]) == 1 and len(log) == 4
 
 
 def test_unplayed_interactions_fail_at_teardown(tmp_path):

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from loopkit.errors import ScriptExhausted
 from loopkit.scenario import Scenario, ScenarioResult
 from loopkit.scenario.checks import check_all
 
@@ -95,12 +96,15 @@ def test_unused_turns_fail_the_scenario(provider: str) -> None:
     assert "1 of 3 turn(s) never used" in result.failures[0].actual
 
 
+@pytest.mark.parametrize("driver", ["sync", "async"])
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_script_running_out_fails_the_scenario(provider: str) -> None:
-    result = outcome(provider, {"end": {"reason": "error"}}, script=[BASE["script"][0]])
-    assert result.status == "passed" if provider == "scripted" else result.status == "failed"
-    if provider != "scripted":  # the simulator logs the overrun; the fake raises ScriptExhausted
-        assert result.failures[0].check == "script" and "found the script exhausted" in result.failures[0].actual
+def test_script_running_out_propagates_out_of_the_scenario_runner(provider: str, driver: str) -> None:
+    """Regression (issue 11): a scenario whose script runs out passed on the scripted provider
+    (its expected end was the quiet error stop); a harness error is never a scenario's result."""
+    data = copy.deepcopy(BASE)
+    data.update(script=[BASE["script"][0]], expect={"end": {"reason": "error"}})
+    with pytest.raises(ScriptExhausted, match=r"^scenario .*\[%s\]: .*script exhausted: request #2 needs turn 2" % provider):
+        Scenario(**data).run(provider, driver=driver)
 
 
 STEER = {

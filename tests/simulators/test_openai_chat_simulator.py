@@ -137,8 +137,8 @@ def test_truncate_cuts_the_connection():
 def test_overrun_and_unused_turns_are_reported():
     sim = simulators.create("openai_chat", ["one"])
     assert post(sim, BASE).status_code == 200
-    over = post(sim, BASE)
-    assert over.status_code == 500 and "script exhausted: request #2" in over.json()["error"]["message"]
+    over = sim.handle(simulators.SimRequest(method="POST", path="/v1/chat/completions", headers={"content-type": "application/json"}, body=json.dumps(BASE).encode()))
+    assert over.status == 500 and "script exhausted: request #2" in json.loads(over.body)["error"]["message"]
     with pytest.raises(IncompleteScript, match="#2"):
         sim.assert_complete()
     unused = simulators.create("openai_chat", ["a", "b"])
