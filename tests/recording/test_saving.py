@@ -238,14 +238,16 @@ def test_two_xdist_workers_recording_into_one_cassette_keep_both(pytester, monke
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     monkeypatch.setenv("BARRIER", str(tmp_path))
     pytester.makepyfile(test_shared=XDIST_TEST)
-    existing = pytester.path / "shared-new_episodes.json"  # new_episodes adds to a file that exists
+    folder = pytester.path / "cassettes"  # where the plugin resolves a marker's relative path
+    folder.mkdir()
+    existing = folder / "shared-new_episodes.json"  # new_episodes adds to a file that exists
     with use_cassette(existing, record_mode="once") as cassette:
         with httpx.Client(transport=CassetteTransport(cassette, server("answer", []))) as client:
             client.get(URL + "/item/0")
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "xdist", "-n", "2")
     result.assert_outcomes(passed=4)
     for name, urls in (("shared-once.json", ["/item/1", "/item/2"]), ("shared-new_episodes.json", ["/item/0", "/item/1", "/item/2"])):
-        assert sorted(i.request.url.removeprefix(URL) for i in load_cassette_file(pytester.path / name).interactions) == urls, name
+        assert sorted(i.request.url.removeprefix(URL) for i in load_cassette_file(folder / name).interactions) == urls, name
     # replay only (the default mode none, no xdist): a lost interaction would be a miss
     replay = XDIST_TEST.replace("record_mode=mode, ", "")
     pytester.makepyfile(test_shared=replay)
