@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from ..errors import CassetteError, NoMatchingInteraction, UnplayedInteractions, UsageError
 from ._format import CassetteFile, Interaction, dump_cassette, load_cassette_file, write_atomic
 from ._match import VOLATILE_BODY_FIELDS, Key, message_index, nearest, normalise_path, recorded_key, request_key, short
-from ._scrub import Scrubber, find_secrets, has_shape, scrub_text
+from ._scrub import Scrubber, find_secrets
 
 RecordMode: TypeAlias = Literal["none", "once", "new_episodes", "all"]
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new_episodes", "all")
@@ -130,9 +130,9 @@ class Cassette:
         try:
             body = json.loads(text)
         except ValueError:
-            text = scrub_text(text)
+            text = self.scrubber.json(text)
             return request_key(method, url, "text", text, self.volatile), text
-        if self.scrubber.body_fields or has_shape(text):
+        if self.scrubber.live_text(text):
             body = self.scrubber.json(body)
         return request_key(method, url, "json", body, self.volatile), body
 
@@ -214,7 +214,7 @@ class Cassette:
         target = Path(path) if path is not None else self.path
         if target is None:
             raise UsageError("this cassette has no path; pass save(path)")
-        return save_cassette(self.file, target)
+        return save_cassette(self.scrubber.finish(self.file), target)
 
     def unplayed(self) -> list[int]:
         """Indexes of HTTP interactions that no request has asked for."""
