@@ -71,6 +71,10 @@ _ARN_ACCOUNT = re.compile(r"(arn(?::|%3A)aws[\w-]*(?::|%3A)[\w-]*(?::|%3A)[\w-]*
 _SIGV4_PARTS = re.compile(r"(?:Credential=([A-Z0-9]+)/|Signature=([0-9a-f]+))")
 
 _GLOBAL = Matcher(environment_secrets())
+_dumps = json.JSONEncoder(ensure_ascii=False).encode
+# The strings a stream sends in pieces, straight from the raw SSE text (escapes kept), for the
+# pre-check of a secret split across events.
+_DELTA_STRINGS = re.compile(r'"(?:text|content|delta|partial_json|arguments|thinking|refusal|reasoning_content|reasoning|input)"\s*:\s*"((?:[^"\\]|\\.)*)"')
 
 
 def scrub_text(text: str) -> str:
@@ -237,6 +241,7 @@ class Scrubber:
     _base: frozenset[str] = field(init=False, repr=False)
     _matcher: Matcher = field(init=False, repr=False)
     _done: dict[int, int] = field(init=False, repr=False)
+    _aws: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         names = SECRET_HEADERS | {h.lower() for h in self.headers}
@@ -245,13 +250,14 @@ class Scrubber:
         self._names = frozenset(names)
         self._params = SECRET_QUERY_PARAMS | frozenset(self.query_params)
         self._fields = frozenset(self.body_fields)
-        base = set(self.secrets) | remembered_credentials() | aws_credentials()
+        base = set(self.secrets) | remembered_credentials()
         if self.environment:
             base |= environment_secrets()
         self._base = frozenset(base)
         self.learned = set()
         self._matcher = Matcher(self._base)
         self._done = {}
+        self._aws = False
 
     # --- values -------------------------------------------------------------------------------
 
@@ -317,7 +323,31 @@ class Scrubber:
 
     # --- learning -----------------------------------------------------------------------------
 
+    def _learn_headers(self, inter: Interaction) -> None:
+        out: set[str] = set()
+        m = self.matcher()
+        for part in (inter.request, inter.response):
+            if part is None:
+                continue
+            for k, v in part.headers:
+                low = k.lower()
+                if low in _LEARNED_HEADERS or low in self.headers:
+                    out.update(_secret_headers_values(k, v))
+                    if not self._aws and v.startswith("AWS4-"):
+                        # SigV4: the secret key and session token never travel; ask botocore
+                        # (environment and shared files only) which ones signed this request.
+                        self._aws = True
+                        out.update(aws_credentials())
+                for s, e, _ in m.find(v):
+                    out.add(v[s:e])
+        if inter.request is not None:
+            for k, v in _query_pairs(inter.request.url):
+                if k in self._params or is_secret_field(k):
+                    out.add(v)
+        self.learn(v for v in out if not v.startswith("<scrubbed"))
+
     def _learn_interaction(self, inter: Interaction, views: list[BodyView]) -> None:
+        self._learn_headers(inter)
         out: set[str] = set()
         m = self.matcher()
         for part in (inter.request, inter.response):
@@ -397,7 +427,48 @@ class Scrubber:
             _redact_tree(inter.transcript.request, "", m, self._fields, set())
             _redact_tree(inter.transcript.message, "", m, self._fields, set())
 
+    def _clean(self, inter: Interaction) -> bool:
+        """Whether nothing but headers and the URL can need scrubbing (a fast pre-check over the
+        serialised bodies, the raw stream and its delta strings joined: no shape can start, no
+        known value, no secret field name)."""
+        m = self.matcher()
+        if self._fields:
+            return False
+        req, resp, tr = inter.request, inter.response, inter.transcript
+        texts: list[str] = []
+        if req is not None:
+            if req.has_json:
+                texts.append(_dumps(req.json_body))
+            elif req.text is not None or req.base64 is not None:
+                return False
+        if resp is not None:
+            if resp.codec is not None or resp.tail_base64 is not None:
+                return False
+            body = []
+            for c in resp.chunks:
+                if c.text is None:
+                    return False
+                body.append(c.text)
+            raw = "".join(body)
+            texts.append(raw)
+            texts.append("".join(_DELTA_STRINGS.findall(raw)))
+        if tr is not None:
+            texts.append(_dumps(tr.request))
+            texts.append(_dumps(tr.message))
+        for t in texts:
+            if m.may_hold(t) or may_hold_field(t):
+                return False
+        return True
+
     def _scrub(self, inter: Interaction) -> None:
+        if self._clean(inter):
+            self._learn_headers(inter)
+            if inter.request is not None:
+                inter.request.url = self.url(inter.request.url)
+                inter.request.headers = self.headers_list(inter.request.headers)
+            if inter.response is not None:
+                inter.response.headers = self.headers_list(inter.response.headers)
+            return
         views = [BodyView(inter.response, "response")] if inter.response is not None else []
         self._learn_interaction(inter, views)
         if inter.request is not None:

@@ -47,7 +47,7 @@ SHAPES: tuple[tuple[str, str], ...] = (
 SHAPE_KINDS: tuple[str, ...] = tuple(k for k, _ in SHAPES)
 _SHAPE_RE = re.compile("|".join(f"(?P<{k.replace('-', '_')}>{rx})" for k, rx in SHAPES))
 # Every shape starts with one of these literals: `in` on them is far cheaper than the pattern.
-_PREFIXES = ("sk-", "AIza", "ya29.", "AKIA", "ASIA", "ABIA", "ACCA", "gh", "github_pat_", "hf_", "xox", "_live_", "_test_", "xai-", "gsk_", "eyJ", "PRIVATE KEY")
+_PREFIXES = ("sk-", "AIza", "ya29.", "AKIA", "ASIA", "ABIA", "ACCA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "hf_", "xox", "_live_", "_test_", "xai-", "gsk_", "eyJ", "PRIVATE KEY")
 
 _FIELD_WORDS = ("token", "secret", "password", "passwd", "passphrase", "api_key", "apikey", "authorization", "credential", "credentials",
                 "private_key", "access_key", "secret_key", "session_key", "client_secret", "cookie")  # fmt: skip
@@ -75,9 +75,17 @@ _FIELD_IN_TEXT = re.compile(
 )
 
 
+_FIELD_HINTS = ("token", "secret", "passw", "passphrase", "api_key", "apikey", "authorization", "credential", "private_key",
+                "privatekey", "access_key", "accesskey", "secret_key", "session_key", "sessionkey", "cookie")  # fmt: skip
+
+
 def may_hold_field(text: str) -> bool:
     """Whether serialised JSON may hold a secret field name (a fast pre-check)."""
-    return _FIELD_IN_TEXT.search(text) is not None
+    low = text.lower()
+    for hint in _FIELD_HINTS:
+        if hint in low:
+            return _FIELD_IN_TEXT.search(text) is not None
+    return False
 
 
 _ENV_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
