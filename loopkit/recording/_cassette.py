@@ -69,6 +69,7 @@ class Cassette:
         self._played: set[int] = set()
         self.recorded: list[int] = []
         self.served = 0  # requests answered from the recording
+        self.requests = 0  # requests asked for, answered or not (a miss is compared with this position)
         # Exact request bytes -> canonical key: a live body byte-identical to a recorded one (what
         # loopkit's adapters send: compact JSON) skips json.loads and the canonical re-dump.
         self._raw: dict[tuple[str, str, bytes], Key] = {}
@@ -141,6 +142,7 @@ class Cassette:
         when this cassette records, else :class:`NoMatchingInteraction`."""
         key, body = self._key(method, url, content)
         with self._lock:
+            self.requests += 1
             found = self._index.get(key)
             if found:
                 at = self._cursor.get(key, 0)
@@ -170,7 +172,7 @@ class Cassette:
             )
         else:
             recorded = [(n, i.request) for n, i in enumerate(self.file.interactions) if i.request is not None]
-            near = nearest(recorded, method, path, body, self.volatile)  # type: ignore[arg-type]
+            near = nearest(recorded, method, path, body, self.volatile, self.requests - 1)  # type: ignore[arg-type]
             if near is None:
                 lines.append("  the cassette holds no HTTP interactions")
             else:

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from collections.abc import Iterable
+
+from .._credentials import remember_credential, remembered_credentials
 
 PLACEHOLDER = "<scrubbed>"
 MIN_VALUE_LENGTH = 8
@@ -106,22 +107,6 @@ def environment_secrets(environ: dict[str, str] | None = None) -> set[str]:
 def usable_value(value: str) -> bool:
     """Whether a value is long and specific enough to be scrubbed wherever it occurs."""
     return len(value) >= MIN_VALUE_LENGTH and not value.isdigit() and not value.startswith("<scrubbed") and value.strip() == value
-
-
-_CREDENTIALS: set[str] = set()
-_CREDENTIALS_LOCK = threading.Lock()
-
-
-def remember_credential(*values: str | None) -> None:
-    """Record credentials a client signs or authenticates with (an AWS secret access key and
-    session token never travel in a header), so that every :class:`Scrubber` removes them."""
-    with _CREDENTIALS_LOCK:
-        _CREDENTIALS.update(v for v in values if isinstance(v, str) and usable_value(v))
-
-
-def remembered_credentials() -> set[str]:
-    with _CREDENTIALS_LOCK:
-        return set(_CREDENTIALS)
 
 
 def aws_credentials() -> set[str]:
