@@ -240,7 +240,7 @@ class Scrubber:
     _fields: frozenset[str] = field(init=False, repr=False)
     _base: frozenset[str] = field(init=False, repr=False)
     _matcher: Matcher = field(init=False, repr=False)
-    _done: dict[int, int] = field(init=False, repr=False)
+    _done: dict[int, tuple[int, int]] = field(init=False, repr=False)
     _aws: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -484,8 +484,13 @@ class Scrubber:
             replaced = self.hook(inter)
             if replaced is not None:
                 inter = replaced
-        self._done[id(inter)] = len(self.learned)
+        self._done[id(inter)] = self._stamp(inter)
         return inter
+
+    def _stamp(self, inter: Interaction) -> tuple[int, int]:
+        # What an interaction was scrubbed against: the values known, and its transcript (a
+        # RecordingProvider attaches the transcript after the HTTP exchange was scrubbed).
+        return (len(self.learned), id(inter.transcript))
 
     def meta(self, meta: dict[str, Any]) -> None:
         """Scrub a cassette's ``meta`` in place."""
@@ -511,13 +516,12 @@ class Scrubber:
         may hold was learned (or never scrubbed by this scrubber: loaded from the file)."""
         self.meta(cassette.meta)
         for _ in range(3):  # values learned late reach the interactions scrubbed before them
-            known = len(self.learned)
-            stale = [i for i in cassette.interactions if self._done.get(id(i), -1) != known]
+            stale = [i for i in cassette.interactions if self._done.get(id(i)) != self._stamp(i)]
             if not stale:
                 break
             for inter in stale:
                 self._scrub(inter)
-                self._done[id(inter)] = len(self.learned)
+                self._done[id(inter)] = self._stamp(inter)
         self.meta(cassette.meta)
         return cassette
 
