@@ -24,3 +24,8 @@ def remembered_credentials() -> frozenset[str]:
     """Every credential remembered in this process."""
     with _LOCK:
         return frozenset(_VALUES)
+
+
+def credentials_count() -> int:
+    """How many credentials are remembered (cheap: tells a scrubber whether to look again)."""
+    return len(_VALUES)

@@ -30,6 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import CassetteError
+from ..messages import dumps
 
 FORMAT_VERSION = 1
 
@@ -337,7 +338,8 @@ def _min_len(value: Any) -> int:
 
 
 _encode_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
-_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=True).encode
+def _dumps(value: Any) -> str:
+    return dumps(value, compact=False)  # json.dumps(ensure_ascii=False), with one reused C encoder
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from ..messages import dumps
 from ._format import CassetteFile, Interaction, RecordedRequest, RecordedResponse
 from ._secrets import (
     MIN_VALUE_LENGTH,
@@ -43,6 +44,7 @@ from ._secrets import (
     remembered_credentials,
     usable_value,
 )
+from .._credentials import credentials_count
 from ._views import BodyView, Slot, dict_keys, rename_keys, strings
 
 __all__ = ["MIN_VALUE_LENGTH", "PLACEHOLDER", "SHAPE_KINDS", "Finding", "Scrubber", "find_secrets", "scrub_json", "scrub_text"]
@@ -71,7 +73,7 @@ _ARN_ACCOUNT = re.compile(r"(arn(?::|%3A)aws[\w-]*(?::|%3A)[\w-]*(?::|%3A)[\w-]*
 _SIGV4_PARTS = re.compile(r"(?:Credential=([A-Z0-9]+)/|Signature=([0-9a-f]+))")
 
 _GLOBAL = Matcher(environment_secrets())
-_dumps = json.JSONEncoder(ensure_ascii=False).encode
+_dumps = dumps  # compact JSON through one reused C encoder
 # The strings a stream sends in pieces, straight from the raw SSE text (escapes kept), for the
 # pre-check of a secret split across events.
 _DELTA_STRINGS = re.compile(r'"(?:text|content|delta|partial_json|arguments|thinking|refusal|reasoning_content|reasoning|input)"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -242,6 +244,7 @@ class Scrubber:
     _matcher: Matcher = field(init=False, repr=False)
     _done: dict[int, tuple[int, int]] = field(init=False, repr=False)
     _aws: bool = field(init=False, repr=False)
+    _mkey: tuple[int, int] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         names = SECRET_HEADERS | {h.lower() for h in self.headers}
@@ -258,14 +261,18 @@ class Scrubber:
         self._matcher = Matcher(self._base)
         self._done = {}
         self._aws = False
+        self._mkey = (-1, -1)
 
     # --- values -------------------------------------------------------------------------------
 
     def matcher(self) -> Matcher:
         """The matcher for every value known now (rebuilt when new values were learned)."""
-        values = self._base | self.learned | remembered_credentials()
-        if values != self._matcher.values:
-            self._matcher = Matcher(values)
+        key = (len(self.learned), credentials_count())
+        if key != self._mkey:
+            self._mkey = key
+            values = self._base | self.learned | remembered_credentials()
+            if values != self._matcher.values:
+                self._matcher = Matcher(values)
         return self._matcher
 
     def learn(self, values: Iterable[str]) -> None:
@@ -338,8 +345,9 @@ class Scrubber:
                         # (environment and shared files only) which ones signed this request.
                         self._aws = True
                         out.update(aws_credentials())
-                for s, e, _ in m.find(v):
-                    out.add(v[s:e])
+                elif low not in self._names:
+                    for s, e, _ in m.find(v):
+                        out.add(v[s:e])
         if inter.request is not None:
             for k, v in _query_pairs(inter.request.url):
                 if k in self._params or is_secret_field(k):
