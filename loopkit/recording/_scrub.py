@@ -1,7 +1,7 @@
 """Secrets out of cassettes: by name, by shape and by value, everywhere in the file.
 
 A :class:`Scrubber` first *learns* the secrets of an interaction: values of secret headers
-(wire.md §0.1), of secret query parameters and of secret JSON fields (``token``, ``api_key``,
+(every provider's key and account headers), of secret query parameters and of secret JSON fields (``token``, ``api_key``,
 ``password``..., also inside JSON held in a string such as tool-call arguments, and inside the
 arguments a stream sends in pieces), and every key shape (:mod:`._secrets`) found anywhere,
 including in a response stream reassembled per content block. It then *replaces*, in every place
@@ -54,7 +54,7 @@ SECRET_HEADERS = frozenset({
     "x-amz-security-token", "x-amz-date", "x-amz-content-sha256", "cookie", "set-cookie",
     "openai-organization", "openai-project", "x-goog-user-project", "anthropic-organization-id",
 })  # fmt: skip
-"""Headers that carry secrets or identify the account (wire.md §0.1)."""
+"""Headers that carry secrets or identify the account, for every provider."""
 
 _LEARNED_HEADERS = frozenset({"authorization", "proxy-authorization", "x-api-key", "api-key", "x-goog-api-key", "x-amz-security-token", "cookie", "set-cookie"})
 
