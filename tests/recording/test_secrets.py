@@ -194,3 +194,29 @@ def test_values_the_user_lists_and_environment_values_are_scrubbed_everywhere(mo
     assert "my-tenant-secret-42" not in dumped and "tok-7f3a9c2e1b" not in dumped
     assert inter.request.json_body == {"note": "<scrubbed> and us"}
     assert [c.text for c in inter.response.chunks] == ["<scrubbed>", " done"]
+
+
+def test_boto3_under_vcrpy_never_saves_the_secret_key_it_signed_with(tmp_path, monkeypatch):
+    """boto3 signs with a secret access key read from the shared credentials file; the key never
+    travels, the model echoes it in frames cut 3 characters at a time, and it is not saved."""
+    boto3 = pytest.importorskip("boto3")
+    from botocore.config import Config
+
+    from loopkit.recording import make_vcr
+
+    creds = tmp_path / "credentials"
+    creds.write_text(f"[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = {AWS_SECRET}\n")
+    for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(creds))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
+    path = tmp_path / "b.json"
+    with simulators.serve("bedrock", [Turn(text=f"I know your key: {AWS_SECRET}", chunk_size=3)]) as sim:
+        client = boto3.client("bedrock-runtime", endpoint_url=sim.url, region_name="us-east-1", config=Config(retries={"total_max_attempts": 1, "mode": "standard"}))
+        with make_vcr(record_mode="all").use_cassette(str(path)):
+            out = client.converse_stream(modelId=MODELS["bedrock"], messages=[{"role": "user", "content": [{"text": "hi"}]}])
+            text = "".join(e["contentBlockDelta"]["delta"].get("text", "") for e in out["stream"] if "contentBlockDelta" in e)
+    assert AWS_SECRET in text  # the live caller saw it
+    assert_nothing_survives(path.read_text(), {"aws-secret": AWS_SECRET})
+    assert main(["cassette", "verify", str(path)]) == 0
