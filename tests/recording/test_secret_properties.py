@@ -147,6 +147,16 @@ def every_string(value) -> str:
     return ""
 
 
+def deltas(value) -> str:
+    """The delta strings of one event (text, arguments, partial JSON...), in order."""
+    keys = ("text", "content", "delta", "partial_json", "arguments", "thinking", "input")
+    if isinstance(value, dict):
+        return "".join(v if isinstance(v, str) and k in keys else deltas(v) for k, v in value.items())
+    if isinstance(value, list):
+        return "".join(deltas(v) for v in value)
+    return ""
+
+
 def reassembled(path) -> str:
     """Everything the saved file says, also read as a stream consumer would: each body decoded
     from its chunks, each event's JSON parsed, and every string of all events joined."""
@@ -158,10 +168,12 @@ def reassembled(path) -> str:
         if inter.response.codec:
             for c in inter.response.chunks:
                 out.append("".join(every_string(f) for f in c.frames or []))
-            out.append("".join(every_string(f.get("json", {})).replace("\x00", "") for c in inter.response.chunks for f in c.frames or []))
+            payloads = [f.get("json", {}) for c in inter.response.chunks for f in c.frames or []]
+            out.append("".join(deltas(p) for p in payloads))  # the delta strings joined in stream order
         else:
-            datas = [line[6:] for line in body.decode("utf-8", "replace").splitlines() if line.startswith("data: {")]
-            out.append("".join(every_string(json.loads(d)).replace("\x00", "") for d in datas))
+            datas = [json.loads(line[6:]) for line in body.decode("utf-8", "replace").splitlines() if line.startswith("data: {")]
+            # the delta strings alone, joined in stream order (what a consumer reassembles)
+            out.append("".join(deltas(d) for d in datas))
     return "\n".join(out)
 
 

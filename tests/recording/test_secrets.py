@@ -21,6 +21,8 @@ from loopkit.recording import Transcript, find_secrets, load_cassette_file, save
 from loopkit.recording._format import Chunk
 from loopkit.script import Turn, call
 
+from .test_secret_properties import reassembled
+
 ANTHROPIC_KEY = "sk-ant-api03-Qw3rTy" + "U1oP" * 10 + "zz"
 OPENAI_KEY = "sk-proj-Zx8" + "Cv7Bn6Mm5" * 4
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"  # no shape knows it: only name and value rules
@@ -94,7 +96,7 @@ def test_secrets_streamed_in_pieces_never_reach_the_file(protocol, tmp_path, env
     first = loopkit.run(RecordingProvider(provider, cassette), question, tools=[lookup], clock=loopkit.TickClock(start=1))
     assert first.reason == "stop", first.messages[-1]
     cassette.save()
-    text = path.read_text()
+    text = reassembled(path)  # the file, and its streams decoded with every delta joined
     assert_nothing_survives(text)
     if protocol in ("anthropic", "bedrock"):
         assert SIGNATURE in text  # reasoning signatures survive byte for byte
@@ -218,5 +220,5 @@ def test_boto3_under_vcrpy_never_saves_the_secret_key_it_signed_with(tmp_path, m
             out = client.converse_stream(modelId=MODELS["bedrock"], messages=[{"role": "user", "content": [{"text": "hi"}]}])
             text = "".join(e["contentBlockDelta"]["delta"].get("text", "") for e in out["stream"] if "contentBlockDelta" in e)
     assert AWS_SECRET in text  # the live caller saw it
-    assert_nothing_survives(path.read_text(), {"aws-secret": AWS_SECRET})
+    assert_nothing_survives(reassembled(path), {"aws-secret": AWS_SECRET})
     assert main(["cassette", "verify", str(path)]) == 0
