@@ -250,15 +250,61 @@ def load_cassette_file(path: str | os.PathLike[str]) -> CassetteFile:
 
 
 def dump_cassette(cassette: CassetteFile) -> str:
-    """The pretty JSON text of a cassette (2-space indent, keys in schema order, a final newline)."""
-    data = cassette.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-    data["format_version"] = FORMAT_VERSION
-    ordered = {"format_version": FORMAT_VERSION, **{k: v for k, v in data.items() if k != "format_version"}}
-    for inter, model in zip(ordered.get("interactions", []), cassette.interactions):
-        req = inter.get("request")
-        if req is not None and model.request is not None and model.request.has_json:
-            req["json"] = model.request.json_body  # a JSON null body is still a JSON body
-    return _pretty(ordered, "") + "\n"
+    """The pretty JSON text of a cassette (2-space indent, keys in schema order, fields left at
+    their defaults left out, a final newline)."""
+    data: dict[str, Any] = {"format_version": FORMAT_VERSION}
+    if cassette.meta:
+        data["meta"] = cassette.meta
+    if cassette.interactions:
+        data["interactions"] = [_interaction_data(i) for i in cassette.interactions]
+    return _pretty(data, "") + "\n"
+
+
+def _interaction_data(inter: Interaction) -> dict[str, Any]:
+    # What model_dump(mode="json", by_alias=True, exclude_defaults=True) gives, built directly:
+    # pydantic's serializer cost as much as the rest of a save.
+    out: dict[str, Any] = {}
+    req, resp = inter.request, inter.response
+    if req is not None:
+        r: dict[str, Any] = {"method": req.method, "url": req.url}
+        if req.headers:
+            r["headers"] = [list(h) for h in req.headers]
+        if req.has_json:
+            r["json"] = req.json_body  # a JSON null body is still a JSON body
+        if req.text is not None:
+            r["text"] = req.text
+        if req.base64 is not None:
+            r["base64"] = req.base64
+        out["request"] = r
+    if resp is not None:
+        a: dict[str, Any] = {"status": resp.status}
+        if resp.headers:
+            a["headers"] = [list(h) for h in resp.headers]
+        if resp.codec is not None:
+            a["codec"] = resp.codec
+        if resp.chunks:
+            a["chunks"] = [_chunk_data(c) for c in resp.chunks]
+        if resp.tail_base64 is not None:
+            a["tail_base64"] = resp.tail_base64
+        if resp.failure is not None:
+            a["failure"] = {"type": resp.failure.type, **({"message": resp.failure.message} if resp.failure.message else {})}
+        out["response"] = a
+    if inter.transcript is not None:
+        out["transcript"] = {"request": inter.transcript.request, "message": inter.transcript.message}
+    return out
+
+
+def _chunk_data(c: Chunk) -> dict[str, Any]:
+    out: dict[str, Any] = {"t": c.t} if c.t != 0.0 else {}
+    if c.text is not None:
+        out["text"] = c.text
+    if c.base64 is not None:
+        out["base64"] = c.base64
+    if c.frames is not None:
+        out["frames"] = c.frames
+    if c.size is not None:
+        out["size"] = c.size
+    return out
 
 
 _INLINE_WIDTH = 100
@@ -298,6 +344,10 @@ def _lines(items: list[Any], indent: str) -> str:
     for item in items:
         if isinstance(item, dict) and "frames" in item:
             out.append(inner + _pretty(item, inner))
+        elif isinstance(item, list) and len(item) == 2 and type(item[0]) is str and type(item[1]) is str:
+            out.append(f"{inner}[{_encode_str(item[0])}, {_encode_str(item[1])}]")  # a header pair
+        elif isinstance(item, dict) and all(type(v) in (str, float, int) for v in item.values()):
+            out.append(inner + "{" + ", ".join(f"{_encode_str(k)}: {_encode_str(v) if type(v) is str else repr(v)}" for k, v in item.items()) + "}")
         else:
             out.append(inner + _dumps(item))
     flat = "[" + ", ".join(o.strip() for o in out) + "]"

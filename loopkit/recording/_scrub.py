@@ -292,7 +292,18 @@ class Scrubber:
         return redact(value, m.find(value))
 
     def headers_list(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
-        return [(k, self.header_value(k, v)) for k, v in headers]
+        m = self.matcher()
+        check = m.may_hold("\n".join(v for _, v in headers))  # one pre-check for all values
+        out = []
+        for k, v in headers:
+            low = k.lower()
+            if low in KEPT_HEADERS or low.startswith(KEPT_HEADER_PREFIXES):
+                out.append((k, v))
+            elif low in self._names or (not self.keep_volatile and low.startswith(VOLATILE_HEADER_PREFIXES)):
+                out.append((k, PLACEHOLDER))
+            else:
+                out.append((k, redact(v, m.find(v)) if check else v))
+        return out
 
     def url(self, url: str) -> str:
         """The URL with secret query parameters, shapes and known values replaced, and ARN account
@@ -336,6 +347,7 @@ class Scrubber:
         for part in (inter.request, inter.response):
             if part is None:
                 continue
+            check = m.may_hold("\n".join(v for _, v in part.headers))
             for k, v in part.headers:
                 low = k.lower()
                 if low in _LEARNED_HEADERS or low in self.headers:
@@ -345,7 +357,7 @@ class Scrubber:
                         # (environment and shared files only) which ones signed this request.
                         self._aws = True
                         out.update(aws_credentials())
-                elif low not in self._names:
+                elif check and low not in self._names:
                     for s, e, _ in m.find(v):
                         out.add(v[s:e])
         if inter.request is not None:
@@ -361,6 +373,7 @@ class Scrubber:
         for part in (inter.request, inter.response):
             if part is None:
                 continue
+            check = m.may_hold("\n".join(v for _, v in part.headers))
             for k, v in part.headers:
                 low = k.lower()
                 if low in _LEARNED_HEADERS or low in self.headers:
@@ -463,10 +476,8 @@ class Scrubber:
         if tr is not None:
             texts.append(_dumps(tr.request))
             texts.append(_dumps(tr.message))
-        for t in texts:
-            if m.may_hold(t) or may_hold_field(t):
-                return False
-        return True
+        joined = "\x00".join(texts)  # one pass; no shape or field name spans the separator
+        return not m.may_hold(joined) and not may_hold_field(joined)
 
     def _scrub(self, inter: Interaction) -> None:
         if self._clean(inter):
