@@ -70,13 +70,21 @@ def run(args: argparse.Namespace, *, out: IO[str] | None = None) -> int:
 
     out = out or sys.stdout
     command = args.cassette_command
+    from ..recording import Scrubber
+    from ..recording._scrub import scrub_text
+
+    def load(path: str) -> Any:
+        # Scrubbed before anything is printed: a file written past the guard (a hand edit) may
+        # still hold a secret, and show and diff print none.
+        return Scrubber().cassette(load_cassette_file(path))
+
     try:
         if command == "show":
-            return _show(args, load_cassette_file(args.file), out)
+            return _show(args, load(args.file), out)
         if command == "diff":
-            return _diff(args, load_cassette_file(args.a), load_cassette_file(args.b), out)
+            return _diff(args, load(args.a), load(args.b), out)
     except CassetteError as exc:
-        print(f"error: {exc}", file=out)
+        print(f"error: {scrub_text(str(exc))}", file=out)
         return 2
     if command == "scrub":
         return _scrub(args, out)

@@ -194,3 +194,17 @@ def test_record_with_nothing_recorded_says_so_and_fails(tmp_path):
     out = io.StringIO()
     assert report(Proxy(), str(tmp_path / "x.json"), out) == 1
     assert "nothing was recorded" in out.getvalue() and "saved" not in out.getvalue()
+
+
+def test_show_and_diff_print_no_secret_even_from_a_hand_edited_file(tmp_path):
+    def edit(data):
+        chunks = data["interactions"][0]["response"]["chunks"]
+        text = next(c for c in chunks if '"content":"' in c.get("text", ""))
+        text["text"] = text["text"].replace('"content":"', f'"content":"{KEY} ', 1)  # a delta now holds the key
+        data["meta"] = {"by": KEY}
+
+    path = edited(tmp_path, "openai_chat/adapter_tool_round_trip.json", edit)
+    assert KEY[:12] in path.read_text()
+    for argv in (["cassette", "show", str(path)], ["cassette", "show", "--json", str(path)], ["cassette", "diff", str(EXAMPLES / "openai_chat/adapter_tool_round_trip.json"), str(path)]):
+        out = _run_cli(argv)
+        assert KEY[:8] not in out and KEY[-8:] not in out, argv
