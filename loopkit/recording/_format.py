@@ -1,6 +1,7 @@
 """The cassette file format (``format_version`` 1): a pydantic schema, a strict loader, atomic saves.
 
-One JSON file per cassette, pretty-printed so that a diff reads well::
+One JSON file per cassette, pretty-printed so that a diff reads well (one line per header, per
+chunk, per message of a request body or transcript)::
 
     {"format_version": 1, "meta": {...}, "interactions": [
       {"request": {"method": "POST", "url": "https://api.openai.com/v1/chat/completions",
@@ -323,15 +324,41 @@ def _pretty(value: Any, indent: str) -> str:
             return flat
     inner = indent + "  "
     if isinstance(value, dict):
-        items = ",\n".join(
-            f"{inner}{_encode_str(k)}: {_lines(v, inner) if k in _ONE_LINE_ITEMS and isinstance(v, list) else _pretty(v, inner)}"
-            for k, v in value.items()
-        )
+        items = ",\n".join(f"{inner}{_encode_str(k)}: {_value(k, v, inner)}" for k, v in value.items())
         return "{\n" + items + "\n" + indent + "}"
     return "[\n" + ",\n".join(inner + _pretty(v, inner) for v in value) + "\n" + indent + "]"
 
 
 _ONE_LINE_ITEMS = frozenset({"chunks", "headers"})
+
+
+def _value(key: str, value: Any, indent: str) -> str:
+    if key in _ONE_LINE_ITEMS and isinstance(value, list):
+        return _lines(value, indent)
+    if key == "json":
+        return _body(value, indent)
+    if key == "transcript" and isinstance(value, dict):
+        inner = indent + "  "
+        return "{\n" + ",\n".join(f"{inner}{_encode_str(k)}: {_body(v, inner)}" for k, v in value.items()) + "\n" + indent + "}"
+    return _pretty(value, indent)
+
+
+def _body(value: Any, indent: str) -> str:
+    """A request body or transcript: its top-level fields one per line, and the items of a list
+    field (messages, contents, input, tools) one per line, each item compact. A diff then shows
+    the one message that changed."""
+    flat = _dumps(value)
+    if len(flat) + len(indent) <= _INLINE_WIDTH or not isinstance(value, dict) or not value:
+        return flat
+    inner = indent + "  "
+    lines = []
+    for k, v in value.items():
+        if isinstance(v, list) and v:
+            item = inner + "  "
+            lines.append(f"{inner}{_encode_str(k)}: [\n" + ",\n".join(item + _dumps(x) for x in v) + "\n" + inner + "]")
+        else:
+            lines.append(f"{inner}{_encode_str(k)}: {_dumps(v)}")
+    return "{\n" + ",\n".join(lines) + "\n" + indent + "}"
 
 
 def _lines(items: list[Any], indent: str) -> str:
@@ -342,7 +369,9 @@ def _lines(items: list[Any], indent: str) -> str:
     inner = indent + "  "
     out = []
     for item in items:
-        if isinstance(item, dict) and "frames" in item:
+        if type(item) is dict and len(item) == 2 and type(item.get("t")) is float and type(item.get("text")) is str:
+            out.append(f'{inner}{{"t": {item["t"]!r}, "text": {_encode_str(item["text"])}}}')  # the usual chunk
+        elif isinstance(item, dict) and "frames" in item:
             out.append(inner + _pretty(item, inner))
         elif isinstance(item, list) and len(item) == 2 and type(item[0]) is str and type(item[1]) is str:
             out.append(f"{inner}[{_encode_str(item[0])}, {_encode_str(item[1])}]")  # a header pair
