@@ -450,8 +450,10 @@ class Scrubber:
 
     def _clean(self, inter: Interaction) -> bool:
         """Whether nothing but headers and the URL can need scrubbing (a fast pre-check over the
-        serialised bodies, the raw stream and its delta strings joined: no shape can start, no
-        known value, no secret field name)."""
+        serialised bodies, the raw stream and its delta strings joined in stream order: no shape
+        can start, no known value, no secret field name). The five protocols stream one content
+        block after another; a secret split across two blocks streamed interleaved would be
+        joined per block only by the full pass, which this pre-check may skip."""
         m = self.matcher()
         if self._fields:
             return False

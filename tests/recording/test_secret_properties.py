@@ -177,7 +177,7 @@ def reassembled(path) -> str:
     return "\n".join(out)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=cases())
 def test_no_piece_of_any_secret_survives_save_and_verify_passes(case, tmp_path_factory):
     kind, secret, inserted, listed, protocol, place, delta_cuts, chunk_cuts = case
