@@ -61,7 +61,8 @@ from ._match import VOLATILE_BODY_FIELDS
 from ._netguard import block_network
 from ._provider import RecordingProvider, ReplayProvider, events_for_message
 from ._scrub import Finding, Scrubber, find_secrets, scrub_text
-from ._secrets import MIN_VALUE_LENGTH, remember_credential
+from .._credentials import remember_credential
+from ._secrets import MIN_VALUE_LENGTH
 from ._proxy import RecordingProxy
 from ._transport import CassetteTransport, RecordingTransport, ReplayTransport
 from ._vcr import make_vcr

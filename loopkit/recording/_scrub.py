@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from .._credentials import credentials_count, remembered_credentials
 from ..messages import dumps
 from ._format import CassetteFile, Interaction, RecordedRequest, RecordedResponse
 from ._secrets import (
@@ -41,10 +42,8 @@ from ._secrets import (
     may_hold_field,
     redact,
     redact_pieces,
-    remembered_credentials,
     usable_value,
 )
-from .._credentials import credentials_count
 from ._views import BodyView, Slot, dict_keys, rename_keys, strings
 
 __all__ = ["MIN_VALUE_LENGTH", "PLACEHOLDER", "SHAPE_KINDS", "Finding", "Scrubber", "find_secrets", "scrub_json", "scrub_text"]
@@ -367,24 +366,11 @@ class Scrubber:
         self.learn(v for v in out if not v.startswith("<scrubbed"))
 
     def _learn_interaction(self, inter: Interaction, views: list[BodyView]) -> None:
-        self._learn_headers(inter)
+        self._learn_headers(inter)  # headers and query parameters
         out: set[str] = set()
         m = self.matcher()
-        for part in (inter.request, inter.response):
-            if part is None:
-                continue
-            check = m.may_hold("\n".join(v for _, v in part.headers))
-            for k, v in part.headers:
-                low = k.lower()
-                if low in _LEARNED_HEADERS or low in self.headers:
-                    out.update(_secret_headers_values(k, v))
-                for s, e, _ in m.find(v):
-                    out.add(v[s:e])
         req = inter.request
         if req is not None:
-            for k, v in _query_pairs(req.url):
-                if k in self._params or is_secret_field(k):
-                    out.add(v)
             for s, e, _ in m.find(req.url):
                 out.add(req.url[s:e])
             if req.has_json:

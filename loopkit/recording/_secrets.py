@@ -23,8 +23,6 @@ import os
 import re
 from collections.abc import Iterable
 
-from .._credentials import remember_credential, remembered_credentials
-
 PLACEHOLDER = "<scrubbed>"
 MIN_VALUE_LENGTH = 8
 """Shortest value scrubbed by value wherever it occurs (environment values, learned values)."""
@@ -113,7 +111,11 @@ def aws_credentials() -> set[str]:
     """The AWS secret key and session token botocore would sign with, from the environment and
     the shared credentials/config files only (never the network: no instance metadata)."""
     try:
-        from botocore.credentials import ConfigProvider, EnvProvider, SharedCredentialProvider
+        from botocore.credentials import (
+            ConfigProvider,
+            EnvProvider,
+            SharedCredentialProvider,
+        )
         from botocore.session import get_session
     except ImportError:
         return set()
@@ -143,7 +145,7 @@ class Matcher:
         values: literal secret values (each at least :data:`MIN_VALUE_LENGTH` long is used).
     """
 
-    __slots__ = ("values", "_values_re", "_firsts")
+    __slots__ = ("_firsts", "_values_re", "values")
 
     def __init__(self, values: Iterable[str] = ()) -> None:
         self.values = frozenset(v for v in values if usable_value(v))

@@ -39,7 +39,7 @@ INDEX_FIELDS = ("index", "output_index", "content_index", "summary_index", "cont
 class Slot:
     """One string in a JSON document: ``obj[key]``; ``where`` names it for people."""
 
-    __slots__ = ("obj", "key", "where", "field", "doc")
+    __slots__ = ("doc", "field", "key", "obj", "where")
 
     def __init__(self, obj: Any, key: Any, where: str, field: str | None, doc: Any = None) -> None:
         self.obj, self.key, self.where, self.field, self.doc = obj, key, where, field, doc
@@ -132,7 +132,7 @@ class Doc:
     """One document of a body: an event's JSON data (``value``), or raw text (``value`` is a
     ``{"raw": text}`` holder)."""
 
-    __slots__ = ("value", "raw", "event", "where", "dirty", "span", "frame", "prefix", "suffix", "newline")
+    __slots__ = ("dirty", "event", "frame", "newline", "prefix", "raw", "span", "suffix", "value", "where")
 
     def __init__(self, value: Any, raw: bool, event: str | None, where: str) -> None:
         self.value, self.raw, self.event, self.where, self.dirty = value, raw, event, where, False

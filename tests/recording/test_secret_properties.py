@@ -12,7 +12,16 @@ from hypothesis import strategies as st
 
 from loopkit import eventstream
 from loopkit.cli import main
-from loopkit.recording import Cassette, Interaction, RecordedRequest, RecordedResponse, Scrubber, Transcript, find_secrets, load_cassette_file
+from loopkit.recording import (
+    Cassette,
+    Interaction,
+    RecordedRequest,
+    RecordedResponse,
+    Scrubber,
+    Transcript,
+    find_secrets,
+    load_cassette_file,
+)
 from loopkit.recording._bodies import chunk_bytes, response_chunks
 from loopkit.recording._secrets import SHAPE_KINDS
 

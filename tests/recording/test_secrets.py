@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from pathlib import Path
 
 import httpx
 import pytest
@@ -16,8 +15,20 @@ import pytest
 import loopkit
 import simulators
 from loopkit.cli import main
-from loopkit.recording import Cassette, CassetteFile, CassetteTransport, Interaction, RecordedRequest, RecordedResponse, RecordingProvider, Scrubber
-from loopkit.recording import Transcript, find_secrets, load_cassette_file, save_cassette
+from loopkit.recording import (
+    Cassette,
+    CassetteFile,
+    CassetteTransport,
+    Interaction,
+    RecordedRequest,
+    RecordedResponse,
+    RecordingProvider,
+    Scrubber,
+    Transcript,
+    find_secrets,
+    load_cassette_file,
+    save_cassette,
+)
 from loopkit.recording._format import Chunk
 from loopkit.script import Turn, call
 

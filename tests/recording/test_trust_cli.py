@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -136,23 +135,29 @@ def test_diff_shows_the_part_that_differs_of_a_long_value(tmp_path):
     assert max(len(line) for line in out.splitlines()) <= 80
 
 
-def test_help_has_descriptions_without_markup():
-    for argv in (["record", "--help"], ["cassette", "--help"], ["cassette", "verify", "--help"]):
-        out = subprocess.run([sys.executable, "-m", "loopkit", *argv], capture_output=True, text=True, cwd=ROOT, env={**os.environ, "COLUMNS": "100"}).stdout
-        assert "``" not in out and ":func:" not in out and ":class:" not in out
-    out = subprocess.run([sys.executable, "-m", "loopkit", "record", "--help"], capture_output=True, text=True, cwd=ROOT).stdout
+def test_help_has_descriptions_without_markup(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "100")
+    for argv in (["record", "--help"], ["cassette", "--help"], ["cassette", "verify", "--help"], ["cassette", "show", "--help"]):
+        with pytest.raises(SystemExit):
+            main(argv)
+        out = capsys.readouterr().out
+        assert "``" not in out and ":func:" not in out and ":class:" not in out, argv
+        assert max(len(line) for line in out.splitlines()) <= 100, argv
+    with pytest.raises(SystemExit):
+        main(["record", "--help"])
+    out = capsys.readouterr().out
     assert "reverse proxy" in out and "exit status" in out
 
 
 # --- loopkit record -----------------------------------------------------------------------------
 
 
-def test_record_rejects_a_bad_upstream_and_a_missing_folder(tmp_path):
-    run = lambda *a: subprocess.run([sys.executable, "-m", "loopkit", "record", *a], capture_output=True, text=True, cwd=ROOT, timeout=60)  # noqa: E731
-    bad = run("--upstream", "notaurl", "--cassette", str(tmp_path / "x.json"))
-    assert bad.returncode == 2 and "--upstream must be an http:// or https:// URL" in bad.stdout
-    missing = run("--upstream", "http://127.0.0.1:9", "--cassette", "/nonexistent/dir/x.json")
-    assert missing.returncode == 2 and "does not exist" in missing.stdout and "saved" not in missing.stdout
+def test_record_rejects_a_bad_upstream_and_a_missing_folder(tmp_path, capsys):
+    assert main(["record", "--upstream", "notaurl", "--cassette", str(tmp_path / "x.json")]) == 2
+    assert "--upstream must be an http:// or https:// URL" in capsys.readouterr().out
+    assert main(["record", "--upstream", "http://127.0.0.1:9", "--cassette", "/nonexistent/dir/x.json"]) == 2
+    out = capsys.readouterr().out
+    assert "does not exist" in out and "saved" not in out
     assert not Path("/nonexistent/dir").exists()
 
 
