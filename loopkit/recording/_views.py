@@ -128,6 +128,20 @@ def _delta_key(value: Any, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, .
                 yield from _delta_key(v, path if has_index else path + (i,))
 
 
+def _block_name(key: tuple[Any, ...]) -> str:
+    """A content block's group key for people: ``content_block_delta index=0 delta.text``."""
+    parts: list[str] = [key[0].lstrip("/")] if key[0] else []
+    path: list[str] = []
+    for p in key[1:]:
+        if isinstance(p, tuple):
+            parts.append(f"{p[0]}={p[1]}")
+        elif isinstance(p, int):
+            path.append(f"[{p}]")
+        else:
+            path.append(("." if path else "") + p)
+    return " ".join([*parts, "".join(path)])
+
+
 class Doc:
     """One document of a body: an event's JSON data (``value``), or raw text (``value`` is a
     ``{"raw": text}`` holder)."""
@@ -247,8 +261,9 @@ class BodyView:
                     value = None
                 if isinstance(value, (dict, list)):
                     event = next((ln[6:].strip() for ln in lines if ln.startswith("event:")), None)
-                    if isinstance(value, dict) and isinstance(value.get("type"), str):
-                        event = (event or "") + "/" + value["type"]
+                    kind = value.get("type") if isinstance(value, dict) else None
+                    if isinstance(kind, str) and kind != event:
+                        event = f"{event}/{kind}" if event else kind
                     doc = Doc(value, False, event, where)
                     doc.prefix = "".join(lines[: data[0]]) + "data:" + lead
                     doc.suffix = line[len(line.rstrip("\r\n")) :] + "".join(lines[data[0] + 1 :])
@@ -274,7 +289,7 @@ class BodyView:
             if d.raw:
                 continue
             for key, obj, k, field in _delta_key(d.value, (d.event,)):
-                by_key.setdefault(key, []).append(Slot(obj, k, f"{d.where}.{'.'.join(map(str, key[1:]))}", field, d))
+                by_key.setdefault(key, []).append(Slot(obj, k, f"{d.where} {_block_name(key)}", field, d))
         return list(by_key.values())
 
     # --- writing ------------------------------------------------------------------------------
