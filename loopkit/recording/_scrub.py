@@ -220,10 +220,10 @@ class Scrubber:
         query_params: more URL query parameters to scrub, on top of ``key`` and friends.
         body_fields: more JSON keys whose values are replaced wherever they occur (``token``,
             ``api_key``, ``password``, ``client_secret``... always are).
-        secrets: values to remove wherever they occur (at least 8 characters).
         hook: called with each :class:`Interaction` after the built-in scrubbing; edit it in place
             or return a replacement.
         keep_volatile: keep :data:`VOLATILE_HEADERS` (request ids, user agents, dates).
+        secrets: values to remove wherever they occur (at least 8 characters).
         environment: also remove values of environment variables whose names contain ``KEY``,
             ``TOKEN``, ``SECRET`` or ``PASSWORD`` (at least 8 characters, not a number or a path).
     """
@@ -231,9 +231,9 @@ class Scrubber:
     headers: Collection[str] = ()
     query_params: Collection[str] = ()
     body_fields: Collection[str] = ()
-    secrets: Iterable[str] = ()
     hook: Callable[[Interaction], Interaction | None] | None = None
     keep_volatile: bool = False
+    secrets: Iterable[str] = ()
     environment: bool = True
     learned: set[str] = field(init=False, repr=False)
     _names: frozenset[str] = field(init=False, repr=False)
