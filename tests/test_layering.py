@@ -34,6 +34,7 @@ LAYERS: dict[str, int] = {
     "loopkit.eventstream": 1,
     "loopkit._sync": 1,
     "loopkit._targets": 1,
+    "loopkit._credentials": 1,
     "loopkit.providers": 2,
     "loopkit.fakes": 2,
     "loopkit.recording": 2,

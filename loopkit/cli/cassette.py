@@ -1,15 +1,23 @@
-"""``loopkit cassette show|diff|scrub|verify``: read, compare, clean and check cassette files.
+"""Read, compare, clean and check cassette files.
 
-``verify`` exits 1 on any finding (a schema error or a surviving secret), so it fits a pre-commit
-hook::
+  show FILE        the session as a conversation (prompt, tool calls, tool results, answers),
+                   the stream as events, timings
+  diff A B         which interaction, which message, which field differs (exit 1 if any)
+  scrub FILE...    remove secrets in place (headers, URLs, bodies, every chunk, transcripts,
+                   meta), atomically, then check the result
+  verify FILE...   check the format, decode every stream as replay would, and scan for secrets
+                   over the reassembled streams; exit 1 on any finding, naming the interaction,
+                   the place and the kind of secret (never the secret)
 
-    - repo: local
-      hooks:
-        - id: loopkit-cassettes
-          name: loopkit cassette verify
-          entry: loopkit cassette verify
-          language: system
-          files: ^cassettes/.*\\.json$
+verify fits a pre-commit hook:
+
+  - repo: local
+    hooks:
+      - id: loopkit-cassettes
+        name: loopkit cassette verify
+        entry: loopkit cassette verify
+        language: system
+        files: ^cassettes/.*\\.json$
 """
 
 from __future__ import annotations
@@ -22,20 +30,33 @@ from typing import IO, Any
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``cassette`` and its sub-commands to an argparse ``subparsers`` object."""
-    p = subparsers.add_parser("cassette", help="show, diff, scrub or verify cassette files")
+    raw = argparse.RawDescriptionHelpFormatter
+    p = subparsers.add_parser("cassette", help="show, diff, scrub or verify cassette files", description=__doc__, formatter_class=raw)
     sub = p.add_subparsers(dest="cassette_command", required=True, metavar="{show,diff,scrub,verify}")
-    show = sub.add_parser("show", help="the session as a conversation: turns, tool calls, the stream, timings")
+    show = sub.add_parser(
+        "show", help="the session as a conversation: turns, tool calls, the stream, timings",
+        description="Print a cassette as a conversation: for each interaction the request, the new messages (prompt, tool results), the answer (tool calls, text), the stream as events and its timing.",
+    )  # fmt: skip
     show.add_argument("file")
     show.add_argument("--no-events", action="store_true", help="leave out the stream events")
     show.add_argument("--json", action="store_true", help="machine-readable output")
-    diff = sub.add_parser("diff", help="semantic diff: which turn, which message, which field")
+    diff = sub.add_parser(
+        "diff", help="semantic diff: which turn, which message, which field",
+        description="Compare two cassettes interaction by interaction: which turn, which message, which field, and both values around where they differ. Exit 1 when they differ.",
+    )  # fmt: skip
     diff.add_argument("a")
     diff.add_argument("b")
     diff.add_argument("--json", action="store_true", help="machine-readable output")
-    scrub = sub.add_parser("scrub", help="re-scrub in place (atomically), then scan for secrets")
+    scrub = sub.add_parser(
+        "scrub", help="re-scrub in place (atomically), then scan for secrets",
+        description="Remove secrets from cassette files in place (by name, shape and value, everywhere, including meta and streams split across chunks), then check that none is left.",
+    )  # fmt: skip
     scrub.add_argument("files", nargs="+", metavar="FILE")
     scrub.add_argument("--json", action="store_true", help="machine-readable output")
-    verify = sub.add_parser("verify", help="schema + secret scan; exit 1 on any finding")
+    verify = sub.add_parser(
+        "verify", help="format, decoding and secret scan; exit 1 on any finding",
+        description="Check cassette files: the format, every stream decoded as replay would decode it, and a secret scan over the reassembled streams. Exit 1 on any finding.",
+    )  # fmt: skip
     verify.add_argument("files", nargs="+", metavar="FILE")
     verify.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(handler=run)
@@ -49,23 +70,32 @@ def run(args: argparse.Namespace, *, out: IO[str] | None = None) -> int:
 
     out = out or sys.stdout
     command = args.cassette_command
+    from ..recording import Scrubber
+    from ..recording._scrub import scrub_text
+
+    def load(path: str) -> Any:
+        # Scrubbed before anything is printed: a file written past the guard (a hand edit) may
+        # still hold a secret, and show and diff print none.
+        return Scrubber().cassette(load_cassette_file(path))
+
     try:
         if command == "show":
-            return _show(args, load_cassette_file(args.file), out)
+            return _show(args, load(args.file), out)
         if command == "diff":
-            return _diff(args, load_cassette_file(args.a), load_cassette_file(args.b), out)
+            return _diff(args, load(args.a), load(args.b), out)
     except CassetteError as exc:
-        print(f"error: {exc}", file=out)
+        print(f"error: {scrub_text(str(exc))}", file=out)
         return 2
     if command == "scrub":
         return _scrub(args, out)
     return _verify(args, out)
 
 
-def _console(out: IO[str]) -> Any:
+def _console(out: IO[str], width: int | None = None) -> Any:
     from rich.console import Console
 
-    return Console(file=out, width=None if out is sys.stdout else 120, color_system="auto" if out is sys.stdout else None)
+    tty = out is sys.stdout
+    return Console(file=out, width=width or (None if tty else 120), color_system="auto" if tty else None)
 
 
 def _decoder_for(path: str) -> Any:
@@ -161,16 +191,51 @@ def _scrub(args: argparse.Namespace, out: IO[str]) -> int:
     return status
 
 
+def decode_problems(inter: Any, n: int) -> list[str]:
+    """What would fail when this interaction replays: its stream run through loopkit's decoder
+    for its protocol (SSE events, event-stream frames); [] when it decodes or no decoder knows it."""
+    from urllib.parse import urlsplit
+
+    from ..errors import LoopkitError
+    from ..recording._bodies import chunk_bytes
+
+    if inter.request is None or inter.response is None:
+        return []
+    try:
+        chunks = chunk_bytes(inter.response, where=f"interactions[{n}].response")
+    except LoopkitError as exc:
+        return [f"interactions[{n}].response: {exc}"]
+    if inter.response.status != 200:
+        return []
+    decoder = _decoder_for(urlsplit(inter.request.url).path)
+    if decoder is None:
+        return []
+    try:
+        for i, chunk in enumerate(chunks):
+            try:
+                decoder.feed(chunk)
+            except LoopkitError as exc:
+                return [f"interactions[{n}].response.chunks[{i}]: does not decode: {type(exc).__name__}: {exc}"]
+        decoder.close()
+    except LoopkitError as exc:
+        return [f"interactions[{n}].response (end of stream): does not decode: {type(exc).__name__}: {exc}"]
+    return []
+
+
 def _verify(args: argparse.Namespace, out: IO[str]) -> int:
     from ..errors import CassetteError
     from ..recording import find_secrets, load_cassette_file
+    from ..recording._scrub import scrub_text
 
     status, report = 0, []
     for path in args.files:
         try:
-            findings = [str(f) for f in find_secrets(load_cassette_file(path))]
+            file = load_cassette_file(path)
+            findings = [str(f) for f in find_secrets(file)]
+            for n, inter in enumerate(file.interactions):
+                findings += [scrub_text(p) for p in decode_problems(inter, n)]
         except CassetteError as exc:
-            findings = [str(exc)]
+            findings = [scrub_text(str(exc))]
         if findings:
             status = 1
         report.append({"file": path, "ok": not findings, "error": "\n".join(findings) or None})

@@ -1,28 +1,48 @@
-"""``loopkit record --upstream URL --cassette FILE [--port N]``: a recording reverse proxy.
+"""Record what any HTTP client sends through a local reverse proxy into a cassette.
 
-Point any client (in any language) at the printed ``http://127.0.0.1:PORT`` base URL; every
-exchange is forwarded to the upstream, streamed back chunk by chunk, scrubbed, and saved to the
-cassette atomically after each request. Stop it with Ctrl-C.
+Point the client (in any language) at the printed http://127.0.0.1:PORT base URL. Each request is
+forwarded to --upstream, the response streams back chunk by chunk, and the exchange is scrubbed
+of secrets and saved to the cassette after every request (atomically: stopping at any moment
+leaves a whole file). Stop with Ctrl-C. The exit status is 0 when at least one interaction was
+saved, 1 when nothing was recorded or a save failed, 2 on bad arguments.
+
+Record modes mean what they mean for a cassette: all (the default here: record everything anew),
+new_episodes (replay what the file holds, record the rest), once (record only into a new file),
+none (replay only).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import IO, Any
+from urllib.parse import urlsplit
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``record`` to an argparse ``subparsers`` object."""
     from ..recording import RECORD_MODES
 
-    p = subparsers.add_parser("record", help="a recording reverse proxy on 127.0.0.1")
-    p.add_argument("--upstream", required=True, help="base URL of the real service or a simulator")
-    p.add_argument("--cassette", required=True, help="the cassette file to write")
+    p = subparsers.add_parser(
+        "record", help="a recording reverse proxy on 127.0.0.1", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--upstream", required=True, help="base URL of the real service or a simulator (http:// or https://)")
+    p.add_argument("--cassette", required=True, help="the cassette file to write (its folder must exist)")
     p.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
     p.add_argument("--record-mode", choices=RECORD_MODES, default="all", help="default: all (record everything anew)")
     p.set_defaults(handler=run)
     return p
+
+
+def check_upstream(url: str) -> str | None:
+    """What is wrong with an upstream URL, or None."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return f"--upstream must be an http:// or https:// URL with a host, like https://api.openai.com; got {url!r}"
+    if parts.query or parts.fragment:
+        return f"--upstream is a base URL without query or fragment; got {url!r}"
+    return None
 
 
 def run(args: argparse.Namespace, *, out: IO[str] | None = None) -> int:
@@ -32,6 +52,13 @@ def run(args: argparse.Namespace, *, out: IO[str] | None = None) -> int:
     from ..recording._proxy import RecordingProxy
 
     out = out or sys.stdout
+    problem = check_upstream(args.upstream)
+    folder = Path(args.cassette).resolve().parent
+    if problem is None and not folder.is_dir():
+        problem = f"--cassette {args.cassette}: folder {folder} does not exist (create it first)"
+    if problem is not None:
+        print(f"error: {problem}", file=out)
+        return 2
     try:
         cassette = Cassette(args.cassette, record_mode=args.record_mode)
         proxy = RecordingProxy(args.upstream, cassette, port=args.port, log=lambda line: print(line, file=out, flush=True))
@@ -43,5 +70,17 @@ def run(args: argparse.Namespace, *, out: IO[str] | None = None) -> int:
         proxy.serve_forever()
     except KeyboardInterrupt:
         pass
-    print(f"saved {len(cassette.interactions)} interaction(s) to {args.cassette}", file=out)
+    return report(proxy, args.cassette, out)
+
+
+def report(proxy: Any, path: str, out: IO[str]) -> int:
+    """The closing line: what was saved, or why nothing was; returns the exit status."""
+    if proxy.save_error is not None:
+        print(f"error: the cassette was not saved: {proxy.save_error}", file=out)
+        return 1
+    n = len(proxy.cassette.recorded)
+    if n == 0:
+        print(f"nothing was recorded; {path} was not written", file=out)
+        return 1
+    print(f"saved {n} interaction(s) to {path}", file=out)
     return 0

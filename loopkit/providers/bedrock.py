@@ -50,6 +50,7 @@ from urllib.parse import quote
 
 import httpx
 
+from .._credentials import remember_credential
 from ..errors import (
     ConnectionClosedError,
     EventStreamTruncated,
@@ -222,6 +223,8 @@ class BedrockProvider(HttpProvider):
                     "BedrockProvider: no API key (api_key= or AWS_BEARER_TOKEN_BEDROCK) and no AWS credentials "
                     "found by botocore; pass aws_access_key_id/aws_secret_access_key or set up a profile"
                 )
+        frozen = credentials.get_frozen_credentials()
+        remember_credential(frozen.secret_key, frozen.token)  # they never travel: tell the recorders
         aws = AWSRequest(method="POST", url=url, data=content, headers={"content-type": headers.get("content-type", "application/json")})
         SigV4Auth(credentials, "bedrock", self.region).add_auth(aws)
         return {k: v for k, v in aws.headers.items() if k.lower() in ("authorization", "x-amz-date", "x-amz-security-token")}

@@ -14,8 +14,11 @@ Pieces, each in its own module:
 - ``_codecs``: the frame-codec registry. The AWS event-stream codec lives at L1
   (``loopkit.eventstream``) and is registered by default; add others with
   :func:`register_frame_codec`.
-- ``_scrub``: secrets removed by name (spec/wire.md §0.1 headers, ``key`` query, named body
-  fields, a hook) and by shape; :func:`find_secrets`; saving refuses a cassette with a finding.
+- ``_secrets``: what a secret is (key shapes, secret field names, environment and signing
+  values); ``_views``: the strings of a cassette, with response streams reassembled per content
+  block; ``_scrub``: :class:`Scrubber` learns the secrets of a session (by name, shape and value)
+  and removes them everywhere; :func:`find_secrets` scans the reassembled file; saving refuses a
+  cassette with a finding.
 - ``_match``: the canonical request (method, normalised path, sorted query, JSON body minus
   volatile fields) and a dict index; a miss explains itself (:class:`~loopkit.errors.NoMatchingInteraction`).
 - ``_cassette``: :class:`Cassette` (record modes ``none``/``once``/``new_episodes``/``all`` as
@@ -60,6 +63,8 @@ from ._match import VOLATILE_BODY_FIELDS
 from ._netguard import block_network
 from ._provider import RecordingProvider, ReplayProvider, events_for_message
 from ._scrub import Finding, Scrubber, find_secrets, scrub_text
+from .._credentials import remember_credential
+from ._secrets import MIN_VALUE_LENGTH
 from ._proxy import RecordingProxy
 from ._transport import CassetteTransport, RecordingTransport, ReplayTransport
 from ._vcr import make_vcr
@@ -120,6 +125,7 @@ __all__ = [
     "Finding",
     "FrameCodec",
     "Interaction",
+    "MIN_VALUE_LENGTH",
     "RECORD_MODES",
     "RecordMode",
     "RecordedRequest",
@@ -142,6 +148,7 @@ __all__ = [
     "make_vcr",
     "parse_cassette",
     "register_frame_codec",
+    "remember_credential",
     "save_cassette",
     "scrub_text",
     "unregister_frame_codec",

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 from ..errors import CassetteError, HarnessError, NoMatchingInteraction, UnplayedInteractions, UsageError
 from ._format import CassetteFile, Interaction, dump_cassette, load_cassette_file, parse_cassette, write_atomic
 from ._match import VOLATILE_BODY_FIELDS, Key, message_index, nearest, normalise_path, recorded_key, request_key, short
-from ._scrub import Scrubber, find_secrets, has_shape, scrub_text
+from ._scrub import Scrubber, find_secrets
 
 RecordMode: TypeAlias = Literal["none", "once", "new_episodes", "all", "rewrite"]
 RECORD_MODES: tuple[str, ...] = ("none", "once", "new_episodes", "all", "rewrite")
@@ -104,6 +104,7 @@ class Cassette:
         # so use_cassette and the pytest fixture raise the first one when they close
         self.harness_errors: list[HarnessError] = []
         self._transcripts_replayed = False
+        self.requests = 0  # requests asked for, answered or not (a miss is compared with this position)
         # Exact request bytes -> canonical key: a live body byte-identical to a recorded one (what
         # loopkit's adapters send: compact JSON) skips json.loads and the canonical re-dump.
         self._raw: dict[tuple[str, str, bytes], Key] = {}
@@ -165,9 +166,9 @@ class Cassette:
         try:
             body = json.loads(text)
         except ValueError:
-            text = scrub_text(text)
+            text = self.scrubber.json(text)
             return request_key(method, url, "text", text, self.volatile), text
-        if self.scrubber.body_fields or has_shape(text):
+        if self.scrubber.live_text(text):
             body = self.scrubber.json(body)
         return request_key(method, url, "json", body, self.volatile), body
 
@@ -176,6 +177,7 @@ class Cassette:
         when this cassette records, else :class:`NoMatchingInteraction`."""
         key, body = self._key(method, url, content)
         with self._lock:
+            self.requests += 1
             found = self._index.get(key)
             if found:
                 at = self._cursor.get(key, 0)
@@ -217,7 +219,7 @@ class Cassette:
             )
         else:
             recorded = [(n, i.request) for n, i in enumerate(self.file.interactions) if i.request is not None]
-            near = nearest(recorded, method, path, body, self.volatile)  # type: ignore[arg-type]
+            near = nearest(recorded, method, path, body, self.volatile, self.requests - 1)  # type: ignore[arg-type]
             if near is None:
                 lines.append("  the cassette holds no HTTP interactions")
             else:
@@ -269,6 +271,9 @@ class Cassette:
 
         ``path`` saves a copy elsewhere instead: everything this cassette holds, no merge.
         """
+        # values learned late (a key first seen in a later request) are scrubbed from every
+        # interaction before anything is merged or written
+        self.scrubber.finish(self.file)
         if path is not None and (self.path is None or Path(path).resolve() != self.path.resolve()):
             return save_cassette(self.file, path)
         if self.path is None:

@@ -1,6 +1,7 @@
 """The cassette file format (``format_version`` 1): a pydantic schema, a strict loader, atomic saves.
 
-One JSON file per cassette, pretty-printed so that a diff reads well::
+One JSON file per cassette, pretty-printed so that a diff reads well (one line per header, per
+chunk, per message of a request body or transcript)::
 
     {"format_version": 1, "meta": {...}, "interactions": [
       {"request": {"method": "POST", "url": "https://api.openai.com/v1/chat/completions",
@@ -19,6 +20,8 @@ the re-encoded stream is cut at the same places on replay.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import os
 import tempfile
@@ -28,6 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import CassetteError
+from ..messages import dumps
 
 FORMAT_VERSION = 1
 
@@ -153,11 +157,63 @@ def _field_path(loc: tuple[Any, ...]) -> str:
     return out or "(top level)"
 
 
+def _b64(data: str, what: str) -> bytes:
+    try:
+        return base64.b64decode(data, validate=True)
+    except (ValueError, binascii.Error) as exc:
+        raise CassetteError(f"{what}: not valid base64 ({exc})") from None
+
+
+def check_bodies(file: CassetteFile, source: str) -> None:
+    """Decode every stored body now, not at replay: base64 (request bodies, chunks, tails) and
+    event-stream frames (re-encoded with their codec; the chunk sizes must add up to the frames).
+    Raises :class:`CassetteError` naming the file, interaction, chunk and the problem."""
+    from ._codecs import require_codec
+
+    for n, inter in enumerate(file.interactions):
+        w = f"{source}: interactions[{n}]"
+        if inter.request is not None and inter.request.base64 is not None:
+            _b64(inter.request.base64, f"{w}.request.base64")
+        resp = inter.response
+        if resp is None:
+            continue
+        codec = None
+        if resp.codec is not None:
+            codec = require_codec(resp.codec, f"{w}.response")
+        total = 0
+        for i, c in enumerate(resp.chunks):
+            cw = f"{w}.response.chunks[{i}]"
+            if c.base64 is not None:
+                total += len(_b64(c.base64, f"{cw}.base64"))
+            elif c.text is not None:
+                total += len(c.text.encode("utf-8", "surrogatepass"))
+            if c.frames is not None:
+                if codec is None:
+                    raise CassetteError(f"{cw}: holds 'frames' but the response names no 'codec'")
+                for j, frame in enumerate(c.frames):
+                    try:
+                        total += len(codec.encode(frame))
+                    except Exception as exc:  # a codec says what is wrong in its own exception
+                        raise CassetteError(f"{cw}.frames[{j}]: cannot be encoded as {resp.codec} ({type(exc).__name__}: {exc})") from None
+        if resp.tail_base64 is not None:
+            total += len(_b64(resp.tail_base64, f"{w}.response.tail_base64"))
+        if codec is not None:
+            sizes = sum(c.size if c.size is not None else 0 for c in resp.chunks if c.frames is not None)
+            plain = sum(len(c.text.encode("utf-8")) if c.text is not None else len(_b64(c.base64 or "", "")) for c in resp.chunks if c.frames is None)
+            if sizes + plain != total:
+                raise CassetteError(
+                    f"{w}.response: the chunk sizes add up to {sizes + plain} bytes but the frames and tail encode to {total} "
+                    "(a frame was edited: fix 'size', or run `loopkit cassette scrub` on a file it wrote)"
+                )
+
+
 def parse_cassette(text: str | bytes, *, source: str = "<cassette>") -> CassetteFile:
-    """Validate cassette JSON text; raise :class:`CassetteError` naming ``source`` and the field."""
+    """Validate cassette JSON text and decode every stored body; raise :class:`CassetteError`
+    naming ``source``, the interaction, the chunk and the problem."""
     try:  # the fast path: pydantic parses and validates in one pass
         parsed = CassetteFile.model_validate_json(text)
         if "format_version" in parsed.model_fields_set:
+            check_bodies(parsed, source)
             return parsed
     except ValidationError:
         pass  # parse again, slowly, to say exactly what is wrong
@@ -175,11 +231,13 @@ def parse_cassette(text: str | bytes, *, source: str = "<cassette>") -> Cassette
             )
         raise CassetteError(f"{source}: format_version: expected {FORMAT_VERSION}, got {version!r}")
     try:
-        return CassetteFile.model_validate(data)
+        parsed = CassetteFile.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
         raise CassetteError(f"{source}: {_field_path(err['loc'])}: {err['msg']}{more}") from None
+    check_bodies(parsed, source)
+    return parsed
 
 
 def load_cassette_file(path: str | os.PathLike[str]) -> CassetteFile:
@@ -193,74 +251,174 @@ def load_cassette_file(path: str | os.PathLike[str]) -> CassetteFile:
 
 
 def dump_cassette(cassette: CassetteFile) -> str:
-    """The pretty JSON text of a cassette (2-space indent, keys in schema order, a final newline)."""
-    data = cassette.model_dump(mode="json", by_alias=True, exclude_defaults=True)
-    data["format_version"] = FORMAT_VERSION
-    ordered = {"format_version": FORMAT_VERSION, **{k: v for k, v in data.items() if k != "format_version"}}
-    for inter, model in zip(ordered.get("interactions", []), cassette.interactions):
-        req = inter.get("request")
-        if req is not None and model.request is not None and model.request.has_json:
-            req["json"] = model.request.json_body  # a JSON null body is still a JSON body
-    return _pretty(ordered, "") + "\n"
+    """The pretty JSON text of a cassette (2-space indent, keys in schema order, fields left at
+    their defaults left out, a final newline)."""
+    data: dict[str, Any] = {"format_version": FORMAT_VERSION}
+    if cassette.meta:
+        data["meta"] = cassette.meta
+    if cassette.interactions:
+        data["interactions"] = [_interaction_data(i) for i in cassette.interactions]
+    return _pretty(data, "") + "\n"
+
+
+def _interaction_data(inter: Interaction) -> dict[str, Any]:
+    # What model_dump(mode="json", by_alias=True, exclude_defaults=True) gives, built directly:
+    # pydantic's serializer cost as much as the rest of a save.
+    out: dict[str, Any] = {}
+    req, resp = inter.request, inter.response
+    if req is not None:
+        r: dict[str, Any] = {"method": req.method, "url": req.url}
+        if req.headers:
+            r["headers"] = [list(h) for h in req.headers]
+        if req.has_json:
+            r["json"] = req.json_body  # a JSON null body is still a JSON body
+        if req.text is not None:
+            r["text"] = req.text
+        if req.base64 is not None:
+            r["base64"] = req.base64
+        out["request"] = r
+    if resp is not None:
+        a: dict[str, Any] = {"status": resp.status}
+        if resp.headers:
+            a["headers"] = [list(h) for h in resp.headers]
+        if resp.codec is not None:
+            a["codec"] = resp.codec
+        if resp.chunks:
+            a["chunks"] = [_chunk_data(c) for c in resp.chunks]
+        if resp.tail_base64 is not None:
+            a["tail_base64"] = resp.tail_base64
+        if resp.failure is not None:
+            a["failure"] = {"type": resp.failure.type, **({"message": resp.failure.message} if resp.failure.message else {})}
+        out["response"] = a
+    if inter.transcript is not None:
+        out["transcript"] = {"request": inter.transcript.request, "message": inter.transcript.message}
+    return out
+
+
+def _chunk_data(c: Chunk) -> dict[str, Any]:
+    out: dict[str, Any] = {"t": c.t} if c.t != 0.0 else {}
+    if c.text is not None:
+        out["text"] = c.text
+    if c.base64 is not None:
+        out["base64"] = c.base64
+    if c.frames is not None:
+        out["frames"] = c.frames
+    if c.size is not None:
+        out["size"] = c.size
+    return out
 
 
 _INLINE_WIDTH = 100
 
 
 def _pretty(value: Any, indent: str) -> str:
-    return _render(value, indent)[1]
+    """JSON of ``value``: a container whose compact form fits the line stays on one line (a
+    header pair, a chunk), others open one line per item; json.dumps(indent=2) would put every
+    header pair and chunk over several lines. Top-down: a container that cannot fit (a lower bound
+    of its length, with an early exit) is opened without being dumped; one that may fit is dumped
+    once by the C encoder."""
+    room = _INLINE_WIDTH - len(indent)
+    if not isinstance(value, (dict, list)) or not value or not _longer_than(value, room):
+        flat = _dumps(value)
+        if len(flat) <= room or not isinstance(value, (dict, list)) or not value:
+            return flat
+    inner = indent + "  "
+    if isinstance(value, dict):
+        items = ",\n".join(f"{inner}{_encode_str(k)}: {_value(k, v, inner)}" for k, v in value.items())
+        return "{\n" + items + "\n" + indent + "}"
+    return "[\n" + ",\n".join(inner + _pretty(v, inner) for v in value) + "\n" + indent + "]"
 
 
-def _render(value: Any, indent: str) -> tuple[str, str]:
-    """(compact, pretty) JSON of ``value``, each node serialised once.
+_ONE_LINE_ITEMS = frozenset({"chunks", "headers"})
 
-    json.dumps(indent=2) puts every header pair and chunk over several lines; a container whose
-    compact form is short stays on one line, which keeps a cassette diff one line per change.
-    """
-    if isinstance(value, dict) and value:
-        if not any(isinstance(v, (dict, list)) for v in value.values()):  # a flat object (a chunk)
-            flat = "{" + ", ".join(f"{_encode_str(k)}: {_leaf(v)}" for k, v in value.items()) + "}"
-            if len(flat) + len(indent) <= _INLINE_WIDTH:
-                return flat, flat
+
+def _value(key: str, value: Any, indent: str) -> str:
+    if key in _ONE_LINE_ITEMS and isinstance(value, list):
+        return _lines(value, indent)
+    if key == "json":
+        return _body(value, indent)
+    if key == "transcript" and isinstance(value, dict):
         inner = indent + "  "
-        items = [(_encode_str(k), _render(v, inner)) for k, v in value.items()]
-        flat = "{" + ", ".join(f"{k}: {f}" for k, (f, _) in items) + "}"
-        if len(flat) + len(indent) <= _INLINE_WIDTH:
-            return flat, flat
-        return flat, "{\n" + ",\n".join(f"{inner}{k}: {p}" for k, (_, p) in items) + "\n" + indent + "}"
-    if isinstance(value, list) and value:
-        if all(type(v) is str for v in value):  # a header pair
-            flat = "[" + ", ".join(map(_encode_str, value)) + "]"
-            if len(flat) + len(indent) <= _INLINE_WIDTH:
-                return flat, flat
-        inner = indent + "  "
-        items2 = [_render(v, inner) for v in value]
-        flat = "[" + ", ".join(f for f, _ in items2) + "]"
-        if len(flat) + len(indent) <= _INLINE_WIDTH:
-            return flat, flat
-        return flat, "[\n" + ",\n".join(inner + p for _, p in items2) + "\n" + indent + "]"
-    flat = _leaf(value)
-    return flat, flat
+        return "{\n" + ",\n".join(f"{inner}{_encode_str(k)}: {_body(v, inner)}" for k, v in value.items()) + "\n" + indent + "}"
+    return _pretty(value, indent)
+
+
+def _body(value: Any, indent: str) -> str:
+    """A request body or transcript: its top-level fields one per line, and the items of a list
+    field (messages, contents, input, tools) one per line, each item compact. A diff then shows
+    the one message that changed."""
+    flat = _dumps(value)
+    if len(flat) + len(indent) <= _INLINE_WIDTH or not isinstance(value, dict) or not value:
+        return flat
+    inner = indent + "  "
+    lines = []
+    for k, v in value.items():
+        if isinstance(v, list) and v:
+            item = inner + "  "
+            lines.append(f"{inner}{_encode_str(k)}: [\n" + ",\n".join(item + _dumps(x) for x in v) + "\n" + inner + "]")
+        else:
+            lines.append(f"{inner}{_encode_str(k)}: {_dumps(v)}")
+    return "{\n" + ",\n".join(lines) + "\n" + indent + "}"
+
+
+def _lines(items: list[Any], indent: str) -> str:
+    """A list with one item per line: each header pair, and each text or base64 chunk, however
+    long (a chunk of frames is opened when it does not fit), so a diff shows one line per change."""
+    if not items:
+        return "[]"
+    inner = indent + "  "
+    out = []
+    for item in items:
+        if type(item) is dict and len(item) == 2 and type(item.get("t")) is float and type(item.get("text")) is str:
+            out.append(f'{inner}{{"t": {item["t"]!r}, "text": {_encode_str(item["text"])}}}')  # the usual chunk
+        elif isinstance(item, dict) and "frames" in item:
+            out.append(inner + _pretty(item, inner))
+        elif isinstance(item, list) and len(item) == 2 and type(item[0]) is str and type(item[1]) is str:
+            out.append(f"{inner}[{_encode_str(item[0])}, {_encode_str(item[1])}]")  # a header pair
+        elif isinstance(item, dict) and all(type(v) in (str, float, int) for v in item.values()):
+            out.append(inner + "{" + ", ".join(f"{_encode_str(k)}: {_encode_str(v) if type(v) is str else repr(v)}" for k, v in item.items()) + "}")
+        else:
+            out.append(inner + _dumps(item))
+    flat = "[" + ", ".join(o.strip() for o in out) + "]"
+    if len(flat) + len(indent) <= _INLINE_WIDTH:
+        return flat
+    return "[\n" + ",\n".join(out) + "\n" + indent + "]"
+
+
+def _longer_than(value: Any, room: int) -> bool:
+    """Whether the compact JSON of ``value`` is surely longer than ``room`` (a lower bound)."""
+    if isinstance(value, str):
+        return len(value) + 2 > room
+    if isinstance(value, dict):
+        room -= 2
+        for k, v in value.items():
+            room -= len(k) + 6
+            if room < 0 or _longer_than(v, room):
+                return True
+            room -= _min_len(v)
+        return room < 0
+    if isinstance(value, list):
+        room -= 2
+        for v in value:
+            room -= 2
+            if room < 0 or _longer_than(v, room):
+                return True
+            room -= _min_len(v)
+        return room < 0
+    return False
+
+
+def _min_len(value: Any) -> int:
+    if isinstance(value, str):
+        return len(value) + 2
+    if isinstance(value, (dict, list)):
+        return 2 + 4 * len(value)
+    return 1
 
 
 _encode_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
-
-
-def _leaf(value: Any) -> str:
-    # json.dumps per leaf dominated saving large cassettes; strings go through the C escaper.
-    if isinstance(value, str):
-        return _encode_str(value)
-    if value is None:
-        return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return int.__repr__(value)
-    if isinstance(value, float) and value - value == 0:  # finite: json writes float.__repr__
-        return float.__repr__(value)
-    return json.dumps(value, ensure_ascii=False)
+def _dumps(value: Any) -> str:
+    return dumps(value, compact=False)  # json.dumps(ensure_ascii=False), with one reused C encoder
 
 
 def write_atomic(path: str | os.PathLike[str], text: str) -> None:

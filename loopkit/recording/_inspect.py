@@ -101,6 +101,87 @@ class Summary:
         }  # fmt: skip
 
 
+def _text_of(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    """A provider message's content as loopkit content blocks (text, toolCall) for display."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    out: list[dict[str, Any]] = []
+    for b in content if isinstance(content, list) else [content]:
+        if not isinstance(b, dict):
+            out.append({"type": "text", "text": _text_of(b)})
+            continue
+        kind = b.get("type")
+        if "text" in b and isinstance(b["text"], str) and kind in (None, "text", "input_text", "output_text"):
+            out.append({"type": "text", "text": b["text"]})
+        elif kind == "tool_use" or "functionCall" in b or "toolUse" in b:
+            call = b.get("functionCall") or b.get("toolUse") or b
+            out.append({"type": "toolCall", "name": call.get("name"), "arguments": call.get("input", call.get("args", {})), "id": call.get("id", call.get("toolUseId", ""))})
+        elif kind == "tool_result" or "functionResponse" in b or "toolResult" in b:
+            res = b.get("functionResponse") or b.get("toolResult") or b
+            body = res.get("content", res.get("response", ""))
+            out.append({"type": "text", "text": "← " + (_text_of(_plain(body)))})
+        elif kind in ("thinking", "reasoning") or "reasoningContent" in b:
+            out.append({"type": "thinking", "thinking": _text_of(b.get("thinking", b.get("reasoningContent", {}).get("reasoningText", {}).get("text", "")))})
+        elif kind in ("image", "image_url", "input_image") or "inlineData" in b:
+            out.append({"type": "image", "mime_type": (b.get("inlineData") or b.get("source") or {}).get("mime_type", (b.get("source") or {}).get("media_type", "?"))})
+        else:
+            out.append({"type": "text", "text": _text_of(b)})
+    return out
+
+
+def _plain(body: Any) -> Any:
+    """Tool-result content as text where it is a list of text blocks."""
+    if isinstance(body, list) and all(isinstance(x, dict) and isinstance(x.get("text"), str) for x in body):
+        return "\n".join(x["text"] for x in body)
+    return body
+
+
+def request_messages(body: Any) -> list[dict[str, Any]]:
+    """The conversation a provider request body carries, as loopkit-style message data (role,
+    content blocks, tool name of a result) for display: OpenAI Chat and Responses, Anthropic,
+    Gemini and Bedrock bodies; [] for anything else."""
+    if not isinstance(body, dict):
+        return []
+    out: list[dict[str, Any]] = []
+    system = body.get("system") or body.get("instructions") or body.get("systemInstruction") or body.get("system_instruction")
+    if system:
+        if isinstance(system, dict):
+            system = system.get("parts", system)
+        out.append({"role": "system", "content": [{"type": "text", "text": "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in system) if isinstance(system, list) else _text_of(system)}]})
+    items = body.get("messages") or body.get("contents") or body.get("input") or []
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    for m in items if isinstance(items, list) else []:
+        if not isinstance(m, dict):
+            continue
+        role = m.get("role")
+        kind = m.get("type")
+        if kind == "function_call":  # Responses
+            out.append({"role": "assistant", "content": [{"type": "toolCall", "name": m.get("name"), "arguments": m.get("arguments"), "id": m.get("call_id", "")}]})
+        elif kind == "function_call_output":
+            out.append({"role": "toolResult", "tool_name": m.get("call_id"), "content": [{"type": "text", "text": _text_of(m.get("output", ""))}]})
+        elif role == "tool":  # Chat
+            out.append({"role": "toolResult", "tool_name": m.get("name") or m.get("tool_call_id"), "content": _blocks(m.get("content"))})
+        else:
+            blocks = _blocks(m.get("content") if "content" in m else m.get("parts"))
+            for call in m.get("tool_calls") or []:
+                fn = call.get("function", {})
+                blocks.append({"type": "toolCall", "name": fn.get("name"), "raw_arguments": fn.get("arguments"), "id": call.get("id", "")})
+            results = [b for b in blocks if b.get("type") == "text" and b.get("text", "").startswith("← ")]
+            if results and len(results) == len(blocks):
+                for r in results:
+                    out.append({"role": "toolResult", "tool_name": "", "content": [{"type": "text", "text": r["text"][2:]}]})
+                continue
+            out.append({"role": {"model": "assistant", "function": "toolResult"}.get(role, role or "user"), "content": blocks})
+    return out
+
+
 def summarise(file: CassetteFile, *, reassemble: Callable[[Interaction], dict[str, Any] | None] | None = None) -> list[Summary]:
     """Each interaction with its stream events and, from transcripts, the turn's new messages.
 
@@ -118,8 +199,14 @@ def summarise(file: CassetteFile, *, reassemble: Callable[[Interaction], dict[st
             messages = inter.transcript.request.get("messages", [])
             new, seen = messages[seen:], len(messages) + 1
             answer = inter.transcript.message
-        elif reassemble is not None and resp is not None:
-            answer = reassemble(inter)
+        else:
+            if req is not None and req.has_json:
+                messages = request_messages(req.json_body)
+                if len(messages) < seen:  # a new conversation
+                    seen = 0
+                new, seen = messages[seen:], len(messages) + 1
+            if reassemble is not None and resp is not None:
+                answer = reassemble(inter)
         sizes = [len(b) for b in _safe_bytes(resp)] if resp else []
         out.append(
             Summary(

@@ -123,15 +123,23 @@ def message_index(path: str) -> int | None:
 
 
 def short(value: Any, other: Any = None, width: int = 60) -> str:
-    """A one-line rendering of ``value``; for two strings, a window around where they differ."""
-    if isinstance(value, str) and isinstance(other, str):
-        i = next((n for n, (a, b) in enumerate(zip(value, other)) if a != b), min(len(value), len(other)))
-        start = max(0, i - width // 3)
-        piece = value[start : start + width]
-        return ("…" if start else "") + repr(piece) + ("…" if start + width < len(value) else "")
-    text = value if isinstance(value, _Missing) else json.dumps(value, ensure_ascii=False, sort_keys=True)
-    text = str(text)
-    return text if len(text) <= width else text[: width - 1] + "…"
+    """A one-line rendering of ``value``, at most about ``width`` characters: when it is longer,
+    a window around the first character where it differs from ``other`` (so the part that
+    differs is always shown)."""
+    if isinstance(value, _Missing):
+        return repr(value)
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    if isinstance(other, _Missing) or other is None:
+        other_text = ""
+    else:
+        other_text = other if isinstance(other, str) else json.dumps(other, ensure_ascii=False, sort_keys=True)
+    render = repr if isinstance(value, str) else str
+    if len(text) <= width:
+        return render(text)
+    i = next((n for n, (a, b) in enumerate(zip(text, other_text)) if a != b), min(len(text), len(other_text)))
+    start = max(0, min(i - width // 3, len(text) - width))
+    piece = text[start : start + width]
+    return ("…" if start else "") + render(piece) + ("…" if start + width < len(text) else "")
 
 
 def _body_of(req: RecordedRequest) -> Any:
@@ -140,11 +148,15 @@ def _body_of(req: RecordedRequest) -> Any:
     return req.text if req.text is not None else req.base64
 
 
-def nearest(recorded: Sequence[tuple[int, RecordedRequest]], method: str, path: str, body: Any, volatile: Collection[str]) -> tuple[int, tuple[str, Any, Any] | None] | None:
+def nearest(
+    recorded: Sequence[tuple[int, RecordedRequest]], method: str, path: str, body: Any, volatile: Collection[str], position: int | None = None
+) -> tuple[int, tuple[str, Any, Any] | None] | None:
     """The recorded request closest to the live one, and where they first differ.
 
-    Closest: same method, then same path, then the body whose first difference lies furthest
-    into the conversation (the latest message index, or outside the messages altogether).
+    Closest: same method, then same path, then an identical body, then the interaction at the
+    live request's ``position`` in the sequence (the n-th request of a session is compared with
+    the n-th recording: a hand edit of interaction 0 is reported against interaction 0), then the
+    body whose first difference lies furthest into the conversation.
     """
     best: tuple[tuple[int, ...], int, tuple[str, Any, Any] | None] | None = None
     live = _drop(body, volatile)
@@ -156,6 +168,7 @@ def nearest(recorded: Sequence[tuple[int, RecordedRequest]], method: str, path: 
             req.method.upper() == method.upper(),
             rec_path == path,
             diff is None,
+            n == position,
             idx is None and diff is not None,
             idx if idx is not None else -1,
         )

@@ -8,6 +8,7 @@ atomically after every interaction, so stopping the proxy at any moment leaves a
 
 from __future__ import annotations
 
+import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -25,9 +26,14 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _ProxyServer
 
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        # The request line as the cassette stores it: secret query parameters and keys scrubbed.
+        url = self.server.cassette.scrubber.url(self.path)
+        self.log_message("%s %s -> %s", self.command, url, code)
+
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.log is not None:
-            self.server.log(format % args)
+            self.server.log(self.server.clean(format % args))
 
     def _forward(self) -> None:
         proxy = self.server
@@ -49,7 +55,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"0\r\n\r\n")
                 self.wfile.flush()
         except (LoopkitError, httpx.HTTPError) as exc:
-            message = f"loopkit record: {type(exc).__name__}: {exc}".encode()
+            message = proxy.clean(f"loopkit record: {type(exc).__name__}: {exc}").encode()
             self.send_response(502)
             self.send_header("content-type", "text/plain; charset=utf-8")
             self.send_header("content-length", str(len(message)))
@@ -69,10 +75,32 @@ class _ProxyServer(ThreadingHTTPServer):
         self.upstream, self.cassette, self.client, self.log = upstream, cassette, client, log
         self._save_lock = threading.Lock()
 
+        self.save_error: str | None = None
+
+    def clean(self, text: str) -> str:
+        """``text`` with every secret the cassette's scrubber knows replaced."""
+        from ._secrets import redact
+
+        return redact(text, self.cassette.scrubber.matcher().find(text))
+
     def save(self) -> None:
         with self._save_lock:
             if self.cassette.recorded:
-                self.cassette.save()
+                try:
+                    self.cassette.save()
+                    self.save_error = None
+                except (LoopkitError, OSError) as exc:
+                    self.save_error = self.clean(str(exc))
+                    if self.log is not None:
+                        self.log(f"error: the cassette was not saved: {self.save_error}")
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that closes its keep-alive connection is not an error worth a traceback.
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionResetError, BrokenPipeError, ConnectionAbortedError, TimeoutError)):
+            return
+        if self.log is not None:
+            self.log(self.clean(f"error: {type(exc).__name__}: {exc}"))
 
 
 class RecordingProxy:
@@ -91,6 +119,11 @@ class RecordingProxy:
         client = httpx.Client(transport=CassetteTransport(cassette, transport or httpx.HTTPTransport()), timeout=None)
         self._server = _ProxyServer(("127.0.0.1", port), upstream, cassette, client, log)
         self._thread: threading.Thread | None = None
+
+    @property
+    def save_error(self) -> str | None:
+        """Why the last save failed (secrets refused, a disk error), or None."""
+        return self._server.save_error
 
     @property
     def port(self) -> int:

@@ -69,8 +69,9 @@ class LoopkitSerializer:
                 request=RecordedRequest(method=req["method"], url=req["uri"], headers=_pairs(req.get("headers")), **request_body_fields(_as_bytes(req.get("body")))),
                 response=RecordedResponse.model_validate({"status": resp["status"]["code"], "headers": headers, "codec": codec, "chunks": chunks, "tail_base64": tail}),
             )
-            interactions.append(self.scrubber.interaction(inter))
-        file = CassetteFile(meta={"recorded_with": "vcrpy"}, interactions=interactions)
+            interactions.append(inter)
+        # The whole file at once: a secret learned in one interaction is removed from all of them.
+        file = self.scrubber.cassette(CassetteFile(meta={"recorded_with": "vcrpy"}, interactions=interactions))
         findings = find_secrets(file)
         if findings:
             from ..errors import CassetteError
@@ -201,7 +202,7 @@ def make_vcr(
 
     Args:
         record_mode: ``none`` (default), ``once``, ``new_episodes``, ``all`` or ``rewrite``.
-        scrubber: what to remove before saving (wire.md §0.1 headers and secret shapes by default).
+        scrubber: what to remove before saving (secrets by name, shape and value, as everywhere).
         cassette_library_dir: where relative cassette paths live.
         volatile_body_fields: JSON body fields ignored by matching.
         **kwargs: any other ``vcr.VCR`` option.
