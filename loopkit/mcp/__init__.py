@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._server import MCPConnectError, MCPProtocolError, MCPServer, MCPServerClosed, MCPServerError, MCPTimeout
-from ._session import AsyncMCPSession, MCPSession
+from ._session import AsyncMCPSession, MCPSession, close_shared_sessions, shared_session
 
 __all__ = [
     "AsyncMCPSession",
@@ -32,7 +32,9 @@ __all__ = [
     "MCPSession",
     "MCPTimeout",
     "ServerFuzzReport",
+    "close_shared_sessions",
     "fuzz_server",
+    "shared_session",
 ]
 
 

@@ -9,6 +9,7 @@ server from any task. The SDK is imported when a session opens, never by ``impor
 
 from __future__ import annotations
 
+import atexit
 import os
 import tempfile
 from collections.abc import Iterable
@@ -292,6 +293,10 @@ class AsyncMCPSession:
         awaits ``tools/call``; use them with :func:`loopkit.arun` on this event loop."""
         return [async_tool(spec, self.call, source=source) for spec in _select(self, names)]
 
+    def tool(self, name: str, *, rename: str | None = None, description: str | None = None, source: str = "mcp") -> Tool:
+        """One tool, as :meth:`tools` makes them; ``rename`` is what the model calls it."""
+        return async_tool(self.tool_spec(name), self.call, source=source, name=rename, description=description)
+
 
 class MCPSession:
     """An open session with an MCP server, for sync code; the same calls as
@@ -387,6 +392,39 @@ class MCPSession:
         :class:`loopkit.Runtime`."""
         self._need()
         return [sync_tool(spec, self.call, source=source) for spec in _select(self._async, names)]
+
+    def tool(self, name: str, *, rename: str | None = None, description: str | None = None, source: str = "mcp") -> Tool:
+        """One tool, as :meth:`tools` makes them; ``rename`` is what the model calls it."""
+        self._need()
+        return sync_tool(self.tool_spec(name), self.call, source=source, name=rename, description=description)
+
+
+_SHARED: dict[MCPServer, MCPSession] = {}
+
+
+def shared_session(server: Any) -> MCPSession:
+    """An open :class:`MCPSession` with ``server``, shared by everyone who asks for the same
+    server in this process (scenario files name servers this way) and closed when the process
+    exits."""
+    server = as_server(server)
+    session = _SHARED.get(server)
+    if session is None or session._portal is None:
+        session = MCPSession(server)
+        session.__enter__()
+        if not _SHARED:
+            atexit.register(close_shared_sessions)
+        _SHARED[server] = session
+    return session
+
+
+def close_shared_sessions() -> None:
+    """Close every session :func:`shared_session` opened (stdio servers stop)."""
+    while _SHARED:
+        _, session = _SHARED.popitem()
+        try:
+            session.close()
+        except Exception:  # noqa: BLE001 - closing at exit: a server that is already gone is fine
+            pass
 
 
 def _select(session: AsyncMCPSession, names: Iterable[str] | None) -> list[Any]:

@@ -9,7 +9,7 @@ server would, except for the one mistake its name says:
 ``strict``       answers invalid arguments with a JSON-RPC error         -> protocol_error
 ``vague``        says only "Invalid input." for invalid arguments        -> unhelpful_error
 ``square``       returns the square as a string for negative numbers     -> output_mismatch
-``crash``        the process dies on a text longer than 20 characters    -> server_crash
+``crash``        the process dies on a text longer than 18 characters    -> server_crash
 ``stall``        never answers for a text that holds a line break        -> server_hang
 ``ok``           no bug
 
@@ -91,7 +91,7 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         n = args["n"]
         square = str(n * n) if n < 0 else n * n
         return done({"square": square}, {"square": square})
-    if name == "crash" and len(args["text"]) > 20:
+    if name == "crash" and len(args["text"]) > 18:
         print(f"crash: cannot handle {args['text']!r}", file=sys.stderr, flush=True)
         os._exit(70)
     if name == "stall" and "\n" in args["text"]:
