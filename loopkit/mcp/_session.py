@@ -165,7 +165,9 @@ class AsyncMCPSession:
         finally:
             tg, self._tg = self._tg, None
             if tg is not None:
-                await tg.__aexit__(*exc_info)
+                # the body's exception is the caller's: handing it to the task group would wrap it in a group
+                tg.cancel_scope.cancel()
+                await tg.__aexit__(None, None, None)
 
     async def _open(self) -> None:
         import anyio

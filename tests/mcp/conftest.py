@@ -9,20 +9,13 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'loopkit[mcp]')")
 
-from loopkit.mcp import MCPServer, MCPSession  # noqa: E402
-
-SERVERS = Path(__file__).resolve().parent / "servers"
-START_TIMEOUT = 120.0  # a loaded 2-core machine can take many seconds to import the SDK
-
-
-def stdio_server(name: str) -> MCPServer:
-    return MCPServer.stdio(sys.executable, str(SERVERS / f"{name}.py"))
+from loopkit.mcp import MCPSession  # noqa: E402
+from mcp_servers import SERVERS, START_TIMEOUT, stdio_server  # noqa: E402
 
 
 def _free_port() -> int:
