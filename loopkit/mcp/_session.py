@@ -110,6 +110,12 @@ class _Connection:
         await self._done.wait()
 
 
+def _event() -> Any:
+    import anyio
+
+    return anyio.Event()
+
+
 def _leaves(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [leaf for e in exc.exceptions for leaf in _leaves(e)]
@@ -138,6 +144,8 @@ class AsyncMCPSession:
         self.restarts = 0
         self._tg: Any = None
         self._conn: _Connection | None = None
+        self._spare: _Connection | None = None  # a stdio server started ahead, once one has had to restart
+        self._spare_ready: Any = None
         self._specs: list[Any] = []
 
     async def __aenter__(self) -> AsyncMCPSession:
@@ -162,6 +170,9 @@ class AsyncMCPSession:
             if self._conn is not None:
                 await self._conn.close()
                 self._conn = None
+            spare, self._spare = self._spare, None
+            if spare is not None and self._spare_ready.is_set():
+                await spare.close()  # one still starting is cancelled with the task group below
         finally:
             tg, self._tg = self._tg, None
             if tg is not None:
@@ -199,14 +210,41 @@ class AsyncMCPSession:
         return specs
 
     async def restart(self) -> None:
-        """Close the connection (a stdio server's process ends) and open a new one."""
+        """Close the connection (a stdio server's process ends) and open a new one.
+
+        A stdio server that had to be restarted once may have to be again (a fuzzer finds the
+        same crash many times), so from then on a spare is started ahead, in the background, and
+        a restart takes it over."""
         if self._tg is None:
             raise UsageError("this MCP session is not open: use it as `async with AsyncMCPSession(...)`")
         if self._conn is not None:
             conn, self._conn = self._conn, None
             await conn.close()
         self.restarts += 1
-        await self._open()
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            await self._spare_ready.wait()
+            if spare.error is None and not spare.dead:
+                self._conn = spare
+            else:
+                await spare.close()
+        if self._conn is None:
+            await self._open()
+        if self.server.command:
+            self._spare_ready = ready = _event()
+            self._spare = _Connection(self.server)
+            self._tg.start_soon(self._start_spare, self._spare, ready)
+
+    async def _start_spare(self, conn: _Connection, ready: Any) -> None:
+        import anyio
+
+        try:
+            with anyio.fail_after(self.connect_timeout):
+                await self._tg.start(conn.run)
+        except TimeoutError:
+            conn.error = MCPConnectError(f"MCP server `{self.server.label}` did not finish starting within {self.connect_timeout} s")
+        finally:
+            ready.set()
 
     @property
     def alive(self) -> bool:
@@ -366,6 +404,11 @@ class MCPSession:
     def call(self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None) -> Any:
         """:meth:`AsyncMCPSession.call`, blocking."""
         return self._need().call(partial(self._async.call, name, arguments, timeout=timeout))
+
+    def submit(self, name: str, arguments: dict[str, Any] | None = None, *, timeout: float | None = None) -> Any:
+        """Start :meth:`call` without waiting: a ``concurrent.futures.Future`` of its result (the
+        fuzzer generates the next example while the server answers this one)."""
+        return self._need().start_task_soon(partial(self._async.call, name, arguments, timeout=timeout))
 
     def restart(self) -> None:
         """:meth:`AsyncMCPSession.restart`, blocking."""

@@ -4,7 +4,9 @@ valid and invalid arguments through ``tools/call``; problems are shrunk to minim
 The generation, the shrinking and the report are those of :mod:`loopkit.fuzz` (its
 :class:`~loopkit.fuzz.Example`, :class:`~loopkit.fuzz.Finding` and
 :class:`~loopkit.fuzz.FuzzReport`, one report per tool). Arguments go to the server as they are,
-with no client-side validation: the server's own validation is what is fuzzed. Findings:
+with no client-side validation: the server's own validation is what is fuzzed. One call is in
+flight at a time, so a crash is always the current example's; hypothesis draws the next example
+while the server answers. Findings:
 
 ``invalid_accepted``
     arguments that break the ``inputSchema`` (and that loopkit's own coercion would not repair)
@@ -180,9 +182,16 @@ class _Target:
     def run(self, example: Example) -> dict[tuple[str, str], tuple[str, str | None]]:
         """``(kind, bucket) -> (message, result text)`` for one example; the bucket tells apart
         distinct problems of one kind."""
-        name = self.spec.name
+        return self.settle(example, self.submit(example))
+
+    def submit(self, example: Example) -> Any:
+        """Send the call; the future of its result."""
+        return self.session.submit(self.spec.name, example.arguments, timeout=self.timeout)
+
+    def settle(self, example: Example, future: Any) -> dict[tuple[str, str], tuple[str, str | None]]:
+        """Wait for the call's outcome and classify it (restarting a dead or stuck server)."""
         try:
-            result = self.session.call(name, example.arguments, timeout=self.timeout)
+            result = future.result()
         except MCPServerClosed as exc:
             self.session.restart()
             tail = f"; its standard error ends with: {_clip(exc.stderr, 300)}" if exc.stderr else ""
@@ -258,11 +267,13 @@ def _fuzz_tool(target: _Target, examples: int, seed: int, shrink: bool, on_progr
     first: dict[tuple[str, str], tuple[Example, str, str | None]] = {}
     quiet = settings(database=None, deadline=None, suppress_health_check=list(HealthCheck))
 
-    @settings(quiet, max_examples=examples, phases=[Phase.generate])
-    @hypothesis_seed(seed)
-    @given(strategy)
-    def explore(example: Example) -> None:
-        kinds = target.run(example)
+    pending: list[tuple[Example, Any]] = []
+
+    def settle() -> None:
+        if not pending:
+            return
+        example, future = pending.pop()
+        kinds = target.settle(example, future)
         report.examples += 1
         if example.valid:
             report.valid_examples += 1
@@ -273,10 +284,20 @@ def _fuzz_tool(target: _Target, examples: int, seed: int, shrink: bool, on_progr
         if on_progress is not None:
             on_progress(target.spec.name, report.examples, examples)
 
+    @settings(quiet, max_examples=examples, phases=[Phase.generate])
+    @hypothesis_seed(seed)
+    @given(strategy)
+    def explore(example: Example) -> None:
+        # one call in flight at a time, so a crash is always this example's; hypothesis draws the
+        # next example while the server answers this one
+        settle()
+        pending.append((example, target.submit(example)))
+
     try:
         explore()
     except Unsatisfiable:
         pass  # fewer examples than asked: the report says how many ran
+    settle()
     for key in sorted(first, key=lambda k: (KINDS.index(k[0]), k[1]))[:MAX_FINDINGS]:
         example, message, text = first[key]
         if shrink:

@@ -116,3 +116,12 @@ def test_server_descriptions_are_checked() -> None:
         MCPServer(command=("a",), url="http://x")
     assert MCPServer.stdio("python server.py --flag").command == ("python", "server.py", "--flag")
     assert stdio_server("correct").transport == "stdio" and MCPServer.http("http://h/mcp").label == "http://h/mcp"
+
+
+def test_importing_loopkit_or_loopkit_mcp_does_not_import_the_sdk() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, loopkit, loopkit.mcp; print(','.join(m for m in ('mcp', 'mcp_types', 'anyio', 'hypothesis') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

@@ -9,8 +9,8 @@ server would, except for the one mistake its name says:
 ``strict``       answers invalid arguments with a JSON-RPC error         -> protocol_error
 ``vague``        says only "Invalid input." for invalid arguments        -> unhelpful_error
 ``square``       returns the square as a string for negative numbers     -> output_mismatch
-``crash``        the process dies on a text longer than 18 characters    -> server_crash
-``stall``        never answers for a text that holds a line break        -> server_hang
+``crash``        the process dies on a text longer than 14 characters    -> server_crash
+``stall``        never answers for a text with a line break or a tab      -> server_hang
 ``ok``           no bug
 
 Run: ``python planted.py`` (stdio) or ``python planted.py --http PORT`` (streamable HTTP).
@@ -91,10 +91,10 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         n = args["n"]
         square = str(n * n) if n < 0 else n * n
         return done({"square": square}, {"square": square})
-    if name == "crash" and len(args["text"]) > 18:
+    if name == "crash" and len(args["text"]) > 14:
         print(f"crash: cannot handle {args['text']!r}", file=sys.stderr, flush=True)
         os._exit(70)
-    if name == "stall" and "\n" in args["text"]:
+    if name == "stall" and any(c in args["text"] for c in "\n\r\t"):
         await anyio.sleep_forever()
     return done(args)
 
