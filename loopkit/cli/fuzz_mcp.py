@@ -45,7 +45,13 @@ def run(args: argparse.Namespace) -> int:
         return 0 if report.ok else 1
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     err = Console(stderr=True)
     with Progress(TextColumn("[bold]fuzzing[/] {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as progress:

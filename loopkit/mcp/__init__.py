@@ -19,7 +19,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._server import MCPConnectError, MCPProtocolError, MCPServer, MCPServerClosed, MCPServerError, MCPTimeout
+from ._server import (
+    MCPConnectError,
+    MCPProtocolError,
+    MCPServer,
+    MCPServerClosed,
+    MCPServerError,
+    MCPTimeout,
+)
 from ._session import AsyncMCPSession, MCPSession, close_shared_sessions, shared_session
 
 __all__ = [

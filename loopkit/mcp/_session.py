@@ -18,7 +18,14 @@ from typing import Any
 
 from ..errors import UsageError
 from ..tools import Tool
-from ._server import MCPConnectError, MCPProtocolError, MCPServer, MCPServerClosed, MCPTimeout, as_server
+from ._server import (
+    MCPConnectError,
+    MCPProtocolError,
+    MCPServer,
+    MCPServerClosed,
+    MCPTimeout,
+    as_server,
+)
 from ._tools import async_tool, sync_tool
 
 DEFAULT_TIMEOUT = 30.0
@@ -165,7 +172,7 @@ class AsyncMCPSession:
             raise
         return self
 
-    async def __aexit__(self, *exc_info: Any) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         try:
             if self._conn is not None:
                 await self._conn.close()
@@ -382,7 +389,7 @@ class MCPSession:
             raise
         return self
 
-    def __exit__(self, *exc_info: Any) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         if self._portal is None:
             return
         try:

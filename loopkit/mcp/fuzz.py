@@ -242,7 +242,7 @@ def _fuzz_tool(target: _Target, examples: int, seed: int, shrink: bool, on_progr
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
-    from hypothesis.errors import NoSuchExample, Unsatisfiable
+    from hypothesis.errors import Unsatisfiable
 
     from ..strategies import arguments
     from ..strategies._arguments import object_violations

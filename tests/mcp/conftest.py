@@ -14,8 +14,9 @@ import pytest
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'loopkit[mcp]')")
 
-from loopkit.mcp import MCPSession  # noqa: E402
-from mcp_servers import SERVERS, START_TIMEOUT, stdio_server  # noqa: E402
+from mcp_servers import SERVERS, START_TIMEOUT, stdio_server
+
+from loopkit.mcp import MCPSession
 
 
 def _free_port() -> int:

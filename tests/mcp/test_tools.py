@@ -8,6 +8,7 @@ import json
 
 import mcp_types as types
 import pytest
+from mcp_servers import START_TIMEOUT, stdio_server
 
 import loopkit
 from loopkit.fakes import ScriptedProvider
@@ -15,8 +16,6 @@ from loopkit.mcp import AsyncMCPSession, MCPConnectError, MCPServer, MCPSession
 from loopkit.mcp._results import to_tool_result
 from loopkit.messages import ImageContent, TextContent
 from loopkit.script import ScriptedCall, Turn
-
-from mcp_servers import START_TIMEOUT, stdio_server
 
 
 def _script(*calls: tuple[str, dict]) -> ScriptedProvider:
