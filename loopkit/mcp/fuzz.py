@@ -178,6 +178,13 @@ class _Target:
         self.timeout = timeout
         self.coercion = ArgumentValidator(_safe_name(spec.name), spec.input_schema)
         self.partial = FuzzReport(target=spec.name, seed=0)
+        self.broken: MCPConnectError | None = None  # set when the server could not be started again
+
+    def restart(self) -> None:
+        try:
+            self.session.restart()
+        except MCPConnectError as exc:
+            self.broken = exc
 
     def run(self, example: Example) -> dict[tuple[str, str], tuple[str, str | None]]:
         """``(kind, bucket) -> (message, result text)`` for one example; the bucket tells apart
@@ -193,15 +200,16 @@ class _Target:
         try:
             result = future.result()
         except MCPServerClosed as exc:
-            self.session.restart()
+            self.restart()
             tail = f"; its standard error ends with: {_clip(exc.stderr, 300)}" if exc.stderr else ""
             what = "the server process exited" if self.session.server.command else "the connection to the server closed"
-            return {("server_crash", "closed"): (f"{what} during the call (restarted for the next example){tail}", None)}
+            after = "restarted for the next example" if self.broken is None else "it could not be started again"
+            return {("server_crash", "closed"): (f"{what} during the call ({after}){tail}", None)}
         except MCPTimeout:
             if self.session.responsive(self.timeout):
                 after = "the server still answers other requests"
             else:
-                self.session.restart()
+                self.restart()
                 after = "the server stopped answering and was restarted"
             return {("server_hang", "timeout"): (f"no answer within the time limit of {self.timeout:g} s ({after})", None)}
         except MCPProtocolError as exc:
@@ -291,7 +299,8 @@ def _fuzz_tool(target: _Target, examples: int, seed: int, shrink: bool, on_progr
         # one call in flight at a time, so a crash is always this example's; hypothesis draws the
         # next example while the server answers this one
         settle()
-        pending.append((example, target.submit(example)))
+        if target.broken is None:  # a server that cannot be started again ends the tool's run
+            pending.append((example, target.submit(example)))  # (raising would make hypothesis replay it)
 
     try:
         explore()
@@ -300,9 +309,11 @@ def _fuzz_tool(target: _Target, examples: int, seed: int, shrink: bool, on_progr
     settle()
     for key in sorted(first, key=lambda k: (KINDS.index(k[0]), k[1]))[:MAX_FINDINGS]:
         example, message, text = first[key]
-        if shrink:
+        if shrink and target.broken is None:
             example, message, text = _shrink(target, key, example, message, text, valid, invalid, strategy, examples, seed, quiet)
         report.findings.append(Finding(kind=key[0], example=example, message=message, result_text=text))
+    if target.broken is not None:
+        raise target.broken  # the caller keeps this report (target.partial) and records the error
     return report
 
 
@@ -328,6 +339,8 @@ def _shrink(target: _Target, key: tuple[str, str], example: Example, message: st
     def shows(ex: Example) -> bool:
         if costly and left[0] <= 0:
             raise _Enough
+        if target.broken is not None:
+            raise _Enough  # the server is gone: keep what was found
         kinds = target.run(ex)
         if any(k[0] in ("server_crash", "server_hang") for k in kinds):
             left[0] -= 1

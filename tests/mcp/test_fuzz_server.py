@@ -4,6 +4,7 @@ the correct server gives no findings, a crash restarts the server, a hang ends a
 from __future__ import annotations
 
 import pytest
+from mcp_servers import serve_http
 
 from loopkit.mcp import MCPSession
 from loopkit.mcp.fuzz import ServerFuzzReport, fuzz_server
@@ -85,6 +86,17 @@ def test_fuzzing_over_streamable_http(planted_url: str) -> None:
     assert [r.target for r in report.reports] == ["ok", "strict"]
     assert [f.kind for _, f in report.findings] == ["protocol_error"]
     assert "bounds" in report.not_fuzzed
+
+
+def test_an_http_server_that_dies_ends_the_run_with_the_crash_kept() -> None:
+    with serve_http("planted") as url:
+        report = fuzz_server(url, tools=["crash", "ok"], seed=SEED, examples=60)
+    (crash,) = report.reports  # "ok" never ran: the server was gone
+    assert [f.kind for f in crash.findings] == ["server_crash"]
+    assert "could not be started again" in crash.findings[0].message
+    assert not report.ok and "crash: stopped: the server could not be started again" in report.errors[0]
+    with pytest.raises(AssertionError, match="could not be started again"):
+        report.raise_for_findings()
 
 
 def test_unknown_tool_and_bad_budget_are_usage_errors(planted: MCPSession) -> None:
