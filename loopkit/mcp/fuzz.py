@@ -261,8 +261,10 @@ def _fuzz_tool(target: _Target, examples: int, seed: int, shrink: bool, on_progr
     def invalid(rules: Any = None) -> Any:
         from ..strategies import violations
 
-        source = object_violations(schema) if rules is None else violations(schema, rules=rules)
-        return source.filter(lambda v: isinstance(v.value, dict)).map(
+        # object_violations keep the arguments an object; a rule of the root may not, and a
+        # non-object is no tools/call argument at all
+        source = object_violations(schema) if rules is None else violations(schema, rules=rules).filter(lambda v: isinstance(v.value, dict))
+        return source.map(
             lambda v: Example(arguments=v.value, valid=False, rule=v.rule, path=v.path, detail=v.detail)
         )
 
