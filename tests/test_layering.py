@@ -38,11 +38,13 @@ LAYERS: dict[str, int] = {
     "loopkit.providers": 2,
     "loopkit.fakes": 2,
     "loopkit.recording": 2,
+    "loopkit.mcp": 2,  # MCP sessions and the tool adapter; the SDK is imported lazily
     "loopkit.strategies": 3,
     "loopkit.scenario": 3,
     "loopkit.conformance": 3,
     "loopkit.fuzz": 3,
     "loopkit.snapshot": 3,
+    "loopkit.mcp.fuzz": 3,
     "loopkit.report": 4,
     "loopkit.cli": 4,
     "loopkit.pytest_plugin": 4,

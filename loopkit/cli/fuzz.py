@@ -13,19 +13,31 @@ import json
 import sys
 from typing import Any
 
+from ..errors import UsageError
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("fuzz", help="fuzz a tool's argument handling through the loop", description=__doc__)
-    p.add_argument("target", help="module:function (a tool, a typed function, or a spec/execute dict)")
+    p.add_argument("target", nargs="*", metavar="TARGET", help="module:function (a tool, a typed function, or a spec/execute dict); with --mcp, the server's command after --")
     p.add_argument("--examples", type=int, default=200, metavar="N", help="argument sets to try (default 200)")
     p.add_argument("--seed", type=int, default=None, metavar="S", help="seed for a reproducible run")
     p.add_argument("--no-shrink", action="store_true", help="report the first example of each finding as found")
     p.add_argument("--json", action="store_true", help="print machine-readable results")
+    from .fuzz_mcp import add_arguments as add_mcp_arguments
+
+    add_mcp_arguments(p)
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the fuzzer; 0 when nothing was found, 1 otherwise."""
+    if args.mcp or args.mcp_url:
+        from .fuzz_mcp import run as run_mcp
+
+        return run_mcp(args)
+    if len(args.target) != 1:
+        raise UsageError(f"give one target (module:function), got {len(args.target)}; fuzz an MCP server with --mcp -- COMMAND...")
+    args.target = args.target[0]
     from ..fuzz import fuzz
 
     if args.json:

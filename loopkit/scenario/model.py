@@ -36,6 +36,7 @@ BUILTIN_KINDS: dict[str, tuple[str, ...]] = {
     "counter": (),
     "abort": ("result",),
     "nested": ("prompt", "max_iterations"),
+    "mcp": ("command", "url", "tool"),
 }
 _FUNCTION_REF = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 _NAME = re.compile(r"[A-Za-z0-9_.-]+")
@@ -86,6 +87,9 @@ class ToolDef(_Model):
     result: Any = None
     prompt: str | None = None
     max_iterations: int | None = None
+    command: Annotated[list[str], Field(min_length=1)] | None = None
+    url: str | None = None
+    tool: str | None = None
 
     @field_validator("kind")
     @classmethod
@@ -106,12 +110,14 @@ class ToolDef(_Model):
     @model_validator(mode="after")
     def _fields_fit_kind(self) -> ToolDef:
         allowed = BUILTIN_KINDS.get(self.kind, ("parameters",))
-        extra = [f for f in ("parameters", "message", "exception", "seconds", "result", "prompt", "max_iterations") if f in self.model_fields_set and f not in allowed]
+        extra = [f for f in ("parameters", "message", "exception", "seconds", "result", "prompt", "max_iterations", "command", "url", "tool") if f in self.model_fields_set and f not in allowed]
         if extra:
             fits = ", ".join(("kind", "description", *allowed))
             raise ValueError(f"key(s) {', '.join(extra)} do not apply to a {self.kind!r} tool; it takes {fits}")
         if self.kind == "nested" and not self.prompt:
             raise ValueError("a 'nested' tool needs a 'prompt' (what the nested exec asks)")
+        if self.kind == "mcp" and (self.command is None) == (self.url is None):
+            raise ValueError("an 'mcp' tool needs either 'command' (a stdio server) or 'url' (streamable HTTP)")
         return self
 
 

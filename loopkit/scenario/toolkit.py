@@ -4,7 +4,9 @@ Built-in kinds: ``echo`` (returns its ``text``), ``add`` (``a + b``; no extra ke
 ``raises`` (raises ``exception`` with ``message``, which may be empty), ``slow`` (waits ``seconds``
 through the run's injected sleep, so nothing really waits, then returns ``result``), ``counter``
 (returns how many times it has run), ``abort`` (sets the run's abort signal) and ``nested``
-(a nested ``Runtime.exec(prompt)`` that inherits the run's provider and tools).
+(a nested ``Runtime.exec(prompt)`` that inherits the run's provider and tools) and ``mcp`` (the
+tool of that name, or ``tool``, of the MCP server at ``command`` or ``url``; see
+:func:`loopkit.mcp.shared_session`).
 
 Every tool is wrapped so the run records which call positions actually executed a tool body:
 that is how "never executed" is checked, whatever the tool does.
@@ -130,6 +132,11 @@ def _inner(name: str, d: ToolDef, state: ToolState) -> Tool:
             return Runtime(clock=state.clock).exec(prompt, max_iterations=cap)
 
         return Tool(name=name, execute=nested, description=d.description or "Ask a nested exec.", parameters=_OPEN)
+    if kind == "mcp":
+        from ..mcp import MCPServer, shared_session
+
+        server = MCPServer.stdio(d.command) if d.command else MCPServer.http(str(d.url))
+        return shared_session(server).tool(d.tool or name, rename=name, description=d.description)
     return _from_reference(name, d)
 
 

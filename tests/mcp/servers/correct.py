@@ -1,0 +1,42 @@
+"""A correct MCP server for loopkit's tests, written with the SDK's MCPServer (FastMCP).
+
+Strict types, so that a value of the wrong type is rejected instead of converted (pydantic's
+default would turn ``true`` into ``1``), and bounds declared in the schema are the ones checked.
+Run: ``python correct.py`` (stdio) or ``python correct.py --http PORT`` (streamable HTTP on
+127.0.0.1).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated, Literal
+
+from mcp.server.mcpserver import MCPServer
+from pydantic import Field, StrictInt, StrictStr
+
+app = MCPServer("loopkit-correct")
+
+
+@app.tool()
+def add(a: StrictInt, b: StrictInt) -> int:
+    """Add two integers."""
+    return a + b
+
+
+@app.tool()
+def repeat(text: Annotated[StrictStr, Field(max_length=20)], times: Annotated[StrictInt, Field(ge=1, le=3)] = 1) -> str:
+    """Repeat a short text one to three times."""
+    return text * times
+
+
+@app.tool()
+def paint(color: Literal["red", "green", "blue"], shade: Annotated[StrictInt, Field(ge=0, le=100)]) -> dict[str, str | int]:
+    """Describe a colour at a shade."""
+    return {"color": color, "shade": shade}
+
+
+if __name__ == "__main__":
+    if "--http" in sys.argv:
+        app.run("streamable-http", host="127.0.0.1", port=int(sys.argv[sys.argv.index("--http") + 1]))
+    else:
+        app.run()

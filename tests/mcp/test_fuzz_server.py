@@ -1,0 +1,108 @@
+"""Fuzzing whole MCP servers: each planted bug is found at the default budget with a fixed seed,
+the correct server gives no findings, a crash restarts the server, a hang ends at the time limit."""
+
+from __future__ import annotations
+
+import pytest
+from mcp_servers import serve_http
+
+from loopkit.mcp import MCPSession
+from loopkit.mcp.fuzz import ServerFuzzReport, fuzz_server
+
+SEED = 1
+_REPORTS: dict[str, ServerFuzzReport] = {}
+
+
+def fuzzed(session: MCPSession, tool: str) -> ServerFuzzReport:
+    """One default-budget run per planted tool, shared by the tests that read it."""
+    if tool not in _REPORTS:
+        _REPORTS[tool] = fuzz_server(session, tools=[tool], seed=SEED)
+    return _REPORTS[tool]
+
+
+@pytest.mark.parametrize(
+    ("tool", "kind", "arguments"),
+    [
+        ("bounds", "invalid_accepted", None),
+        ("blank", "valid_rejected", {"name": ""}),
+        ("strict", "protocol_error", None),
+        ("vague", "unhelpful_error", None),
+        ("square", "output_mismatch", {"n": -1}),
+    ],
+)
+def test_each_planted_bug_is_found_and_shrunk(planted: MCPSession, tool: str, kind: str, arguments: dict | None) -> None:
+    report = fuzzed(planted, tool)
+    (tool_report,) = report.reports
+    assert tool_report.examples == 200
+    assert {f.kind for f in tool_report.findings} == {kind}, tool_report.findings
+    if arguments is not None:
+        assert tool_report.findings[0].example.arguments == arguments
+    with pytest.raises(AssertionError, match=kind):
+        report.raise_for_findings()
+
+
+def test_invalid_accepted_names_each_rule_and_minimal_value(planted: MCPSession) -> None:
+    findings = fuzzed(planted, "bounds").reports[0].findings
+    assert sorted((f.example.rule, f.example.arguments["count"]) for f in findings) == [("maximum", 11), ("minimum", 0)]
+
+
+def test_protocol_error_cites_the_specification(planted: MCPSession) -> None:
+    (finding,) = fuzzed(planted, "strict").reports[0].findings
+    assert "-32602" in finding.message and "2026-07-28" in finding.message and "isError" in finding.message
+
+
+def test_correct_tools_give_no_findings(planted: MCPSession, correct: MCPSession) -> None:
+    fuzz_server(planted, tools=["ok"], seed=SEED).raise_for_findings()
+    report = fuzz_server(correct, seed=SEED, examples=100)  # three tools: half the budget keeps the suite quick
+    assert [r.target for r in report.reports] == ["add", "repeat", "paint"]
+    report.raise_for_findings()
+    assert report.restarts == 0 and report.not_fuzzed == []
+
+
+def test_a_crash_is_recorded_and_the_server_restarted(planted: MCPSession) -> None:
+    before = planted.restarts
+    report = fuzz_server(planted, tools=["crash"], seed=SEED)
+    (finding,) = report.reports[0].findings
+    assert finding.kind == "server_crash"
+    text = finding.example.arguments["text"]
+    assert len(text) > 14  # the planted crash: the arguments that killed it are kept
+    assert "cannot handle" in finding.message  # the server's last words on standard error
+    assert report.reports[0].examples == 200  # the examples after each crash still ran
+    assert report.restarts >= 1 and planted.restarts - before == report.restarts
+    assert planted.call("ok", {"n": 1}).is_error is False  # and the session works afterwards
+
+
+def test_a_hang_ends_at_the_time_limit(planted: MCPSession) -> None:
+    report = fuzz_server(planted, tools=["stall"], seed=SEED, timeout=0.5)
+    (finding,) = report.reports[0].findings
+    assert finding.kind == "server_hang"
+    assert any(c in finding.example.arguments["text"] for c in "\n\r\t")
+    assert "0.5 s" in finding.message and "still answers" in finding.message
+    assert report.restarts == 0  # the server kept answering other requests: no restart needed
+
+
+def test_fuzzing_over_streamable_http(planted_url: str) -> None:
+    report = fuzz_server(planted_url, tools=["ok", "strict"], seed=SEED, examples=50)
+    assert [r.target for r in report.reports] == ["ok", "strict"]
+    assert [f.kind for _, f in report.findings] == ["protocol_error"]
+    assert "bounds" in report.not_fuzzed
+
+
+def test_an_http_server_that_dies_ends_the_run_with_the_crash_kept() -> None:
+    with serve_http("planted") as url:
+        report = fuzz_server(url, tools=["crash", "ok"], seed=SEED, examples=60)
+    (crash,) = report.reports  # "ok" never ran: the server was gone
+    assert [f.kind for f in crash.findings] == ["server_crash"]
+    assert "could not be started again" in crash.findings[0].message
+    assert not report.ok and "crash: stopped: the server could not be started again" in report.errors[0]
+    with pytest.raises(AssertionError, match="could not be started again"):
+        report.raise_for_findings()
+
+
+def test_unknown_tool_and_bad_budget_are_usage_errors(planted: MCPSession) -> None:
+    from loopkit.errors import UsageError
+
+    with pytest.raises(UsageError, match="has no tool 'nope'"):
+        fuzz_server(planted, tools=["nope"])
+    with pytest.raises(UsageError, match="examples"):
+        fuzz_server(planted, examples=0)
