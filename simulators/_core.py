@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from loopkit.errors import IncompleteScript, ScriptError
-from loopkit.script import Delay, HttpFault, MidStreamError, Script, Truncate, Turn
+from loopkit.script import Delay, HttpFault, MidStreamError, Script, Truncate, Turn, UnsupportedTurn
 
 
 @dataclass(slots=True, kw_only=True)
@@ -92,6 +92,10 @@ class Simulator:
 
     protocol: str = ""
     base_path: str = ""  # what an official SDK's base_url needs after the host (e.g. "/v1")
+    unsupported_kinds: dict[str, str] = {}
+    """Turn kinds (:data:`loopkit.script.KINDS`) this API has no form for, with the reason."""
+    wire_stop_reasons: frozenset[str] = frozenset()
+    """The values of the protocol's stop field, which ``Turn.wire_stop_reason`` may name."""
 
     def __init__(self, script: Script | list[Turn | str], *, model: str = "sim-model", chunk_size: int = 8) -> None:
         self.script = Script.coerce(script)
@@ -103,6 +107,9 @@ class Simulator:
                     f"{self.protocol} simulator: turn {i + 1} is scripted as aborted, which no wire protocol "
                     "can send (the caller aborts); abort the run with abort_signal instead"
                 )
+            problem = self.cannot_send(turn)
+            if problem is not None:
+                raise UnsupportedTurn(self.protocol, problem[0], problem[1], turn=i + 1)
         self.model = model
         self.chunk_size = chunk_size
         self.requests: list[SimRequest] = []
@@ -110,6 +117,20 @@ class Simulator:
         self._next = 0
         self._ids = 0
         self._lock = threading.Lock()
+
+    @classmethod
+    def cannot_send(cls, turn: Turn) -> tuple[str, str] | None:
+        """``(kind, reason)`` when this API has no form for something ``turn`` scripts, else None
+        (the scenario runner skips such a scenario on this protocol with the reason)."""
+        if cls.unsupported_kinds:
+            for kind in turn.kinds:
+                reason = cls.unsupported_kinds.get(kind)
+                if reason is not None:
+                    return kind, reason
+        wire = turn.wire_stop_reason
+        if wire is not None and wire not in cls.wire_stop_reasons:
+            return "wire_stop_reason", f"{wire!r} is not one of its stop values ({', '.join(sorted(cls.wire_stop_reasons))})"
+        return None
 
     # --- what a protocol module writes ----------------------------------------------------
 

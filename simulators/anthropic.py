@@ -19,7 +19,15 @@ block stops, cumulative usage in ``message_delta``, ``message_stop`` last, no ``
 
 Stop reasons (the Turn's normalised one -> wire): stop ``end_turn``, toolUse ``tool_use``, length
 ``max_tokens``, error ``refusal`` (with ``stop_details`` carrying ``Turn.error``). A server cannot
-express ``aborted``: such a turn is refused when the simulator is built.
+express ``aborted``: such a turn is refused when the simulator is built. Stop and content kinds:
+``stop_sequence`` is ``stop_reason: "stop_sequence"`` with the sequence in ``stop_sequence``;
+``refusal`` is ``stop_reason: "refusal"`` with the text as ``stop_details.explanation`` (any
+``Turn.text`` streams first); ``content_filter`` is the same stop with no explanation (the API's
+safety classifiers end a turn this way); ``pause_turn`` is ``stop_reason: "pause_turn"``;
+``redacted_thinking`` a ``redacted_thinking`` block (whole in ``content_block_start``, no deltas);
+``reasoning_tokens`` ``usage.output_tokens_details.thinking_tokens``; ``split_usage`` keeps the
+input counts in ``message_start`` and sends only ``output_tokens`` in ``message_delta``;
+``wire_stop_reason`` any ``stop_reason``.
 """
 
 from __future__ import annotations
@@ -57,6 +65,7 @@ _DEFAULT_MESSAGES = {
     "overloaded_error": "Overloaded",
 }
 _WIRE_STOP = {"stop": "end_turn", "toolUse": "tool_use", "length": "max_tokens", "error": "refusal"}
+STOP_REASONS = frozenset({"end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal", "model_context_window_exceeded"})
 
 
 def _retryable(status: int) -> bool:
@@ -70,6 +79,7 @@ class AnthropicSimulator(Simulator):
     """
 
     protocol = "anthropic"
+    wire_stop_reasons = STOP_REASONS
     base_path = ""  # the SDK's base_url is the host; it appends /v1/messages itself
 
     _parsed: tuple[SimRequest | None, Any] = (None, None)
@@ -145,28 +155,41 @@ class AnthropicSimulator(Simulator):
         """Ids, blocks, stop reason and usage of the answer, shared by both renderings."""
         body = self._body(request) or {}
         blocks: list[dict[str, Any]] = []
+        if turn.redacted_thinking is not None:
+            blocks.append({"type": "redacted_thinking", "data": turn.redacted_thinking})
         if turn.thinking is not None:
             blocks.append({"type": "thinking", "thinking": turn.thinking, "signature": turn.thinking_signature or self.new_id("sig_sim")})
         if turn.text:
             blocks.append({"type": "text", "text": turn.text})
         for c in turn.tool_calls:
             blocks.append({"type": "tool_use", "id": c.id or self.new_id("toolu_sim"), "name": c.name, "args": _args_text(c)})
-        stop = _WIRE_STOP[turn.resolved_stop_reason]
+        if turn.wire_stop_reason is not None:
+            stop = turn.wire_stop_reason
+        elif turn.stop_sequence is not None:
+            stop = "stop_sequence"
+        elif turn.pause_turn:
+            stop = "pause_turn"
+        else:
+            stop = _WIRE_STOP[turn.resolved_stop_reason]
+        explanation = turn.refusal if turn.refusal is not None else None if turn.content_filter else turn.error
         u = turn.usage
         prompt = len(request.body) // 4 + 1  # a deterministic stand-in for a token count
-        produced = sum(len(b.get("text") or b.get("thinking") or b.get("args") or "") for b in blocks) // 4 + 1
-        usage = {
+        produced = sum(len(b.get("text") or b.get("thinking") or b.get("args") or "") for b in blocks) // 4 + 1 + (turn.reasoning_tokens or 0)
+        usage: dict[str, Any] = {
             "input_tokens": u.input if u else prompt,
             "cache_creation_input_tokens": u.cache_write if u else 0,
             "cache_read_input_tokens": u.cache_read if u else 0,
             "output_tokens": u.output if u else produced,
         }
+        if turn.reasoning_tokens is not None:
+            usage["output_tokens_details"] = {"thinking_tokens": turn.reasoning_tokens}
         return {
             "id": self.new_id("msg_sim"),
             "model": body.get("model") or self.model,
             "blocks": blocks,
             "stop": stop,
-            "stop_details": {"type": "refusal", "category": None, "explanation": turn.error} if stop == "refusal" else None,
+            "stop_sequence": turn.stop_sequence,
+            "stop_details": {"type": "refusal", "category": None, "explanation": explanation} if stop == "refusal" else None,
             "usage": usage,
         }
 
@@ -185,7 +208,7 @@ class AnthropicSimulator(Simulator):
             "model": plan["model"],
             "content": content,
             "stop_reason": plan["stop"],
-            "stop_sequence": None,
+            "stop_sequence": plan["stop_sequence"],
             "usage": {**plan["usage"], "service_tier": "standard"},
         }
         if plan["stop_details"]:
@@ -197,6 +220,7 @@ class AnthropicSimulator(Simulator):
         size = turn.chunk_size or self.chunk_size
         usage = plan["usage"]
         start_usage = {**usage, "output_tokens": 1, "service_tier": "standard"}
+        start_usage.pop("output_tokens_details", None)
         events = [
             sse(
                 {
@@ -212,7 +236,9 @@ class AnthropicSimulator(Simulator):
         blocks = plan["blocks"]
         for i, b in enumerate(blocks):
             t = b["type"]
-            if t == "thinking":
+            if t == "redacted_thinking":
+                start = b
+            elif t == "thinking":
                 start = {"type": "thinking", "thinking": "", "signature": ""}
             elif t == "text":
                 start = {"type": "text", "text": ""}
@@ -221,7 +247,9 @@ class AnthropicSimulator(Simulator):
             events.append(sse({"type": "content_block_start", "index": i, "content_block": start}, "content_block_start"))
             if i == 0:
                 events.append(sse({"type": "ping"}, "ping"))
-            if t == "thinking":
+            if t == "redacted_thinking":
+                pass  # the whole block came in content_block_start
+            elif t == "thinking":
                 for piece in self.chunks_of(b["thinking"], size):
                     events.append(_delta(i, "thinking_delta", "thinking", piece))
                 events.append(_delta(i, "signature_delta", "signature", b["signature"]))
@@ -236,9 +264,11 @@ class AnthropicSimulator(Simulator):
             cut_short = plan["stop"] == "max_tokens" and t == "tool_use" and i == len(blocks) - 1
             if not cut_short:
                 events.append(sse({"type": "content_block_stop", "index": i}, "content_block_stop"))
-        delta: dict[str, Any] = {"stop_reason": plan["stop"], "stop_sequence": None}
+        delta: dict[str, Any] = {"stop_reason": plan["stop"], "stop_sequence": plan["stop_sequence"]}
         if plan["stop_details"]:
             delta["stop_details"] = plan["stop_details"]
+        if turn.split_usage:  # the input counts stay in message_start, as older traffic has it
+            usage = {k: v for k, v in usage.items() if k in ("output_tokens", "output_tokens_details")}
         events.append(sse({"type": "message_delta", "delta": delta, "usage": usage}, "message_delta"))
         events.append(sse({"type": "message_stop"}, "message_stop"))
         headers = {

@@ -12,8 +12,12 @@ naming an undeclared tool, blank text blocks, roles that do not alternate, a ``t
 unknown ``toolUseId``, a bad ``toolResult.status``.
 
 Script mapping: stop ``stop`` -> ``end_turn``, ``length`` -> ``max_tokens``, ``toolUse`` ->
-``tool_use``. ``wire_stop_reasons={turn_index: "guardrail_intervened", ...}`` sends any other
-``stopReason``. A turn with ``error`` ends a stream with a ``modelStreamErrorException`` and a
+``tool_use``; ``Turn.stop_sequence`` -> ``stop_sequence``, ``Turn.content_filter`` ->
+``content_filtered``, ``Turn.wire_stop_reason`` any other ``stopReason`` (e.g.
+``guardrail_intervened``); ``Turn.redacted_thinking`` a ``reasoningContent.redactedContent`` block
+(the data is the blob's base64 text); ``Turn.reasoning_tokens`` has no field (``outputTokens``
+includes them). There is no form for ``refusal`` (no such stop reason or content), ``pause_turn``
+or ``split_usage`` (usage comes once, in ``metadata``). A turn with ``error`` ends a stream with a ``modelStreamErrorException`` and a
 body request with HTTP 424 ``ModelErrorException``. ``aborted`` cannot travel on a wire (an abort
 is the client's act): such a turn is refused when the simulator is built. Faults: :class:`~loopkit.script.HttpFault` gives
 the real error body and ``x-amzn-errortype``; :class:`~loopkit.script.MidStreamError` an exception
@@ -24,7 +28,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
 from typing import Any
 from urllib.parse import unquote
 
@@ -59,6 +62,10 @@ _DEFAULT_MESSAGES: dict[str, str] = {
     "ServiceUnavailableException": "Bedrock is unable to process your request.",
 }
 _STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "toolUse": "tool_use"}
+STOP_REASONS = frozenset({
+    "end_turn", "tool_use", "max_tokens", "stop_sequence", "guardrail_intervened", "content_filtered",
+    "malformed_model_output", "malformed_tool_use", "model_context_window_exceeded",
+})  # fmt: skip
 _PAD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 
@@ -67,24 +74,27 @@ class BedrockSimulator(Simulator):
 
     Args:
         script: the turns to answer with.
-        wire_stop_reasons: ``stopReason`` to send for a turn (0-based index), overriding the mapping.
         require_auth: answer 403 when a request carries no ``Authorization`` header.
         (other options as :class:`simulators.Simulator`)
     """
 
     protocol = "bedrock"
     base_path = ""
+    unsupported_kinds = {
+        "refusal": "Converse has no refusal stop reason or content (a blocked answer is content_filter: stopReason content_filtered)",
+        "pause_turn": "Converse has no paused-turn stop reason",
+        "split_usage": "Converse reports usage once, in the metadata event",
+    }
+    wire_stop_reasons = STOP_REASONS
 
     def __init__(
         self,
         script: Script | list[Turn | str],
         *,
-        wire_stop_reasons: Mapping[int, str] | None = None,
         require_auth: bool = True,
         **options: Any,
     ) -> None:
         super().__init__(script, **options)
-        self.wire_stop_reasons = dict(wire_stop_reasons or {})
         self.require_auth = require_auth
         self._request_ids = 0
         self._valid = _ValidHistory()
@@ -143,20 +153,20 @@ class BedrockSimulator(Simulator):
 
     # --- answers ----------------------------------------------------------------------------
 
-    def _turn_index(self) -> int:
-        return self._next - 1  # the core advanced past the turn being rendered
-
     def _stop_reason(self, turn: Turn) -> str:
-        wire = self.wire_stop_reasons.get(self._turn_index())
-        if wire is not None:
-            return wire
+        if turn.wire_stop_reason is not None:
+            return turn.wire_stop_reason
+        if turn.stop_sequence is not None:
+            return "stop_sequence"
+        if turn.content_filter:
+            return "content_filtered"
         return _STOP_REASONS.get(turn.resolved_stop_reason, "end_turn")
 
     def _usage(self, request: SimRequest, turn: Turn) -> dict[str, int]:
         u = turn.usage
         if u is None:
             out_chars = len(turn.text or "") + len(turn.thinking or "") + sum(len(_input_text(c)) for c in turn.tool_calls)
-            u = Usage(input=max(1, len(request.body) // 4), output=max(1, out_chars // 4))
+            u = Usage(input=max(1, len(request.body) // 4), output=max(1, out_chars // 4) + (turn.reasoning_tokens or 0))
         data = {"inputTokens": u.input, "outputTokens": u.output, "totalTokens": u.total_tokens or u.input + u.output}
         if u.cache_read:
             data["cacheReadInputTokens"] = u.cache_read
@@ -168,9 +178,11 @@ class BedrockSimulator(Simulator):
         return call.id or self.new_id("tooluse_loopkitsim00000000")  # tooluse_ + 22 characters, as the service's
 
     def render_body(self, request: SimRequest, route: str, turn: Turn) -> SimResponse:
-        if turn.error is not None and self._turn_index() not in self.wire_stop_reasons:
+        if turn.error is not None and turn.wire_stop_reason is None:
             return self.error_response(424, turn.error, "ModelErrorException")
         content: list[dict[str, Any]] = []
+        if turn.redacted_thinking is not None:
+            content.append({"reasoningContent": {"redactedContent": turn.redacted_thinking}})
         if turn.thinking is not None:
             text: dict[str, Any] = {"text": turn.thinking}
             if turn.thinking_signature is not None:
@@ -201,6 +213,10 @@ class BedrockSimulator(Simulator):
         size = turn.chunk_size or self.chunk_size
         send("messageStart", {"role": "assistant"})
         index = 0
+        if turn.redacted_thinking is not None:
+            send("contentBlockDelta", {"contentBlockIndex": index, "delta": {"reasoningContent": {"redactedContent": turn.redacted_thinking}}})
+            send("contentBlockStop", {"contentBlockIndex": index})
+            index += 1
         if turn.thinking is not None:
             for piece in self.chunks_of(turn.thinking, size):
                 send("contentBlockDelta", {"contentBlockIndex": index, "delta": {"reasoningContent": {"text": piece}}})
@@ -222,7 +238,7 @@ class BedrockSimulator(Simulator):
                 send("contentBlockDelta", {"contentBlockIndex": index, "delta": {"toolUse": {"input": piece}}})
             send("contentBlockStop", {"contentBlockIndex": index})
             index += 1
-        if turn.error is not None and self._turn_index() not in self.wire_stop_reasons:
+        if turn.error is not None and turn.wire_stop_reason is None:
             frames.append(self.stream_error_event(MidStreamError(message=turn.error, error_type="modelStreamErrorException")))
         else:
             send("messageStop", {"stopReason": self._stop_reason(turn)})
@@ -239,9 +255,12 @@ def _input_text(call: ScriptedCall) -> str:
 
 
 def _input_document(call: ScriptedCall) -> Any:
-    """``toolUse.input`` of a body: a Document; broken argument text travels as a JSON string."""
+    """``toolUse.input`` of a body: a Document (``""``, a no-argument call, is ``{}`` as the
+    service sends it); broken argument text travels as a JSON string."""
     if not isinstance(call.arguments, str):
         return dict(call.arguments)
+    if not call.arguments.strip():
+        return {}
     try:
         return json.loads(call.arguments)
     except ValueError:

@@ -20,6 +20,14 @@ How a :class:`~loopkit.script.Turn` renders:
 - ``stop_reason`` ``length`` -> ``MAX_TOKENS``. ``error`` -> that finish reason when the text is
   one (``"SAFETY"`` or ``"SAFETY: why"``), else ``OTHER`` with the text as ``finishMessage``.
   An ``aborted`` turn is refused when the simulator is built (the client aborts, not the server).
+- Stop and content kinds: ``stop_sequence`` is ``STOP`` (Gemini does not say which sequence);
+  ``content_filter`` is ``finishReason: SAFETY`` with a blocked ``safetyRatings`` entry and no
+  content on the last chunk; ``reasoning_tokens`` is ``thoughtsTokenCount`` (and
+  ``candidatesTokenCount`` the rest of the output); ``split_usage`` sends a growing
+  ``usageMetadata`` on every chunk; ``wire_stop_reason`` any ``finishReason``. There is no form
+  for ``refusal`` (a refusal is plain text; a blocked answer is ``content_filter``),
+  ``pause_turn`` or ``redacted_thinking`` (Gemini's opaque reasoning state is the
+  ``thoughtSignature`` on a part).
 
 Validation follows the real API where tests depend on it: the API key (header ``x-goog-api-key``
 or query ``key``; missing -> 403 ``PERMISSION_DENIED``), JSON body, known top-level fields,
@@ -96,6 +104,12 @@ class GeminiSimulator(Simulator):
 
     protocol = "gemini"
     base_path = ""
+    unsupported_kinds = {
+        "refusal": "Gemini has no refusal field: a refusal is plain text, and a blocked answer is content_filter (finishReason SAFETY)",
+        "pause_turn": "Gemini has no paused-turn finish reason",
+        "redacted_thinking": "Gemini sends thought summaries or nothing; its opaque reasoning state is the thoughtSignature on a part",
+    }
+    wire_stop_reasons = FINISH_REASONS
     # the last valid request's contents, whether they were checked for signatures, and the
     # functionCall count of the content before their last one
     _valid_contents: tuple[list[Any], bool, int] = ([], False, 0)
@@ -301,11 +315,14 @@ class GeminiSimulator(Simulator):
                 parts_chunks.append([self._call_part(c, k, model) for k, c in enumerate(turn.tool_calls)])
         usage = _usage_for(turn, prompt)
         out: list[dict[str, Any]] = []
-        for parts in parts_chunks:
-            out.append(self._chunk([{"content": {"parts": parts, "role": "model"}, "index": 0}], _early_usage(usage), model, response_id))
+        for k, parts in enumerate(parts_chunks):
+            early = _partial_usage(usage, k + 1, len(parts_chunks) + 1) if turn.split_usage else _early_usage(usage)
+            out.append(self._chunk([{"content": {"parts": parts, "role": "model"}, "index": 0}], early, model, response_id))
         last: dict[str, Any] = {"finishReason": finish, "index": 0}
         if finish_message:
             last["finishMessage"] = finish_message
+        if finish == "SAFETY":
+            last["safetyRatings"] = [{"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True}]
         if out and not turn.tool_calls and finish in ("STOP", "MAX_TOKENS"):
             out[-1]["candidates"][0].update(last)  # text answers end on their last text chunk
             out[-1]["usageMetadata"] = usage
@@ -345,6 +362,10 @@ def _malformed_call(calls: tuple[ScriptedCall, ...]) -> ScriptedCall | None:
 
 
 def _finish(turn: Turn) -> tuple[str, str | None]:
+    if turn.wire_stop_reason is not None:
+        return turn.wire_stop_reason, None
+    if turn.content_filter:
+        return "SAFETY", None
     reason = turn.resolved_stop_reason
     if reason == "length":
         return "MAX_TOKENS", None
@@ -365,8 +386,8 @@ def _usage_for(turn: Turn, prompt: int) -> dict[str, Any]:
     u = turn.usage
     if u is None:
         size = len(turn.text or "") + sum(len(json.dumps(c.arguments)) for c in turn.tool_calls)
-        u = Usage(input=prompt, output=max(1, size // 4))
-    thoughts = len(turn.thinking) // 4 if turn.thinking else 0
+        u = Usage(input=prompt, output=max(1, size // 4) + (turn.reasoning_tokens or 0))
+    thoughts = turn.reasoning_tokens if turn.reasoning_tokens is not None else len(turn.thinking) // 4 if turn.thinking else 0
     prompt_count = u.input + u.cache_read
     candidates = max(0, u.output - thoughts)
     out: dict[str, Any] = {"promptTokenCount": prompt_count, "candidatesTokenCount": candidates,
@@ -383,6 +404,19 @@ def _early_usage(final: dict[str, Any]) -> dict[str, Any]:
     """Usage on a chunk before the last: the prompt only, as the real stream reports it."""
     prompt = final["promptTokenCount"]
     return {"promptTokenCount": prompt, "totalTokenCount": prompt, "promptTokensDetails": final["promptTokensDetails"]}
+
+
+def _partial_usage(final: dict[str, Any], k: int, n: int) -> dict[str, Any]:
+    """Usage on chunk ``k`` of ``n`` (1-based) when it is spread: cumulative counts that grow
+    towards the final ones, as every chunk of a real stream reports them."""
+    out = dict(final)
+    grown = 0
+    for key in ("candidatesTokenCount", "thoughtsTokenCount"):
+        if key in final:
+            out[key] = final[key] * k // n
+            grown += out[key]
+    out["totalTokenCount"] = final["promptTokenCount"] + grown
+    return out
 
 
 def _merge(chunks: list[dict[str, Any]]) -> dict[str, Any]:

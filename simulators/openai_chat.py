@@ -9,7 +9,14 @@ It rejects what the API rejects where tests rely on it: ``parallel_tool_calls`` 
 answers no preceding tool call, and an assistant tool call left without its ``tool`` message.
 
 Script mapping: ``Turn.thinking`` is not sent (Chat Completions shows no reasoning);
-``Turn.error`` becomes the in-stream error frame (non-streaming: a 500).
+``Turn.error`` becomes the in-stream error frame (non-streaming: a 500). Stop and content kinds:
+``stop_sequence`` is ``finish_reason: "stop"`` (the API does not say which sequence), ``length``
+``"length"``, ``content_filter`` ``"content_filter"``, ``refusal`` the ``refusal`` field (``delta.refusal``
+pieces after a first chunk with ``content: null, refusal: ""``; ``message.refusal`` with ``content:
+null``) and ``"stop"``, ``reasoning_tokens`` ``completion_tokens_details.reasoning_tokens``,
+``wire_stop_reason`` any ``finish_reason``. With a forced named ``tool_choice`` the real API ends a
+call with ``"stop"``, not ``"tool_calls"``, and so does this simulator. There is no form for
+``pause_turn``, ``redacted_thinking`` or ``split_usage`` (usage comes once, in the last chunk).
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from ._core import SimRequest, SimResponse, json_response, sse
 from ._openai_common import BASE_HEADERS, STREAM_HEADERS, OpenAISimulator, arguments_text, split_arbitrarily, token_counts
 
 _FINISH = {"stop": "stop", "toolUse": "tool_calls", "length": "length", "error": "stop"}
+FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
 
 
 class OpenAIChatSimulator(OpenAISimulator):
@@ -34,7 +42,19 @@ class OpenAIChatSimulator(OpenAISimulator):
     """
 
     protocol = "openai_chat"
+    unsupported_kinds = {
+        "pause_turn": "Chat Completions has no paused-turn stop (finish_reason is stop, length, tool_calls or content_filter)",
+        "redacted_thinking": "Chat Completions sends no reasoning content at all",
+        "split_usage": "Chat Completions reports usage once, in the last chunk (stream_options.include_usage)",
+    }
+    wire_stop_reasons = FINISH_REASONS
     _valid_messages: list[Any] = []  # the messages of the last request that passed validation
+
+    @classmethod
+    def cannot_send(cls, turn: Turn) -> tuple[str, str] | None:
+        if turn.refusal is not None and (turn.text or turn.tool_calls):
+            return "refusal", "a refusal replaces the answer (message.content is null): script the refusal text alone"
+        return super().cannot_send(turn)
 
     # --- request side ---------------------------------------------------------------------
 
@@ -119,18 +139,28 @@ class OpenAIChatSimulator(OpenAISimulator):
             "completion_tokens": completion,
             "total_tokens": total,
             "prompt_tokens_details": details,
-            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": turn.reasoning_tokens or 0, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
         }
 
     def _model(self, request: SimRequest) -> str:
         body = self.body(request)
         return str(body.get("model")) if isinstance(body, Mapping) and body.get("model") else self.model
 
+    def _finish(self, request: SimRequest, turn: Turn) -> str:
+        if turn.wire_stop_reason is not None:
+            return turn.wire_stop_reason
+        if turn.content_filter:
+            return "content_filter"
+        reason = _FINISH[turn.resolved_stop_reason]
+        if reason == "tool_calls" and isinstance(self.options(request).get("tool_choice"), Mapping):
+            return "stop"  # a forced named tool_choice ends the choice with "stop" (spec/wire.md §1)
+        return reason
+
     def render_body(self, request: SimRequest, route: str, turn: Turn) -> SimResponse:
         if turn.error is not None:
             return self.error_response(500, turn.error)
         calls = self._calls(turn)
-        message: dict[str, Any] = {"role": "assistant", "content": turn.text if turn.text else None, "refusal": None, "annotations": []}
+        message: dict[str, Any] = {"role": "assistant", "content": turn.text if turn.text else None, "refusal": turn.refusal, "annotations": []}
         if calls:
             message["tool_calls"] = [{"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls]
         body = {
@@ -138,7 +168,7 @@ class OpenAIChatSimulator(OpenAISimulator):
             "object": "chat.completion",
             "created": self.created,
             "model": self._model(request),
-            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": _FINISH[turn.resolved_stop_reason]}],
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": self._finish(request, turn)}],
             "usage": self._usage(request, turn, calls),
             "service_tier": "default",
             "system_fingerprint": "fp_sim",
@@ -160,7 +190,10 @@ class OpenAIChatSimulator(OpenAISimulator):
             return sse(data)
 
         events: list[bytes] = []
-        if turn.text or not calls:
+        if turn.refusal is not None:
+            events.append(chunk({"role": "assistant", "content": None, "refusal": ""}))
+            events += [chunk({"refusal": piece}) for piece in self.chunks_of(turn.refusal, size)]
+        elif turn.text or not calls:
             events.append(chunk({"role": "assistant", "content": "", "refusal": None}))
             if turn.text:
                 events += [chunk({"content": piece}) for piece in self.chunks_of(turn.text, size)]
@@ -173,7 +206,7 @@ class OpenAIChatSimulator(OpenAISimulator):
         if turn.error is not None:
             events.append(self.stream_error_event(MidStreamError(message=turn.error)))
             return self._headers(), events
-        events.append(chunk({}, _FINISH[turn.resolved_stop_reason]))
+        events.append(chunk({}, self._finish(request, turn)))
         if include_usage:
             events.append(sse({**head, "choices": [], "usage": self._usage(request, turn, calls)}))
         events.append(b"data: [DONE]\n\n")

@@ -10,7 +10,15 @@ nested form real traffic uses. No ``[DONE]``. It rejects a ``function_call_outpu
 ``call_id`` matches no ``function_call`` in the input (by ``call_id`` or item ``id``).
 
 Script mapping: ``Turn.thinking`` becomes a reasoning item whose summary is the text and whose
-``encrypted_content`` is ``Turn.thinking_signature`` (or a made-up token).
+``encrypted_content`` is ``Turn.thinking_signature`` (or a made-up token). Stop and content kinds:
+``length`` and ``content_filter`` are ``status: "incomplete"`` with ``incomplete_details.reason``
+``max_output_tokens`` / ``content_filter`` (terminal event ``response.incomplete``); ``refusal`` is a
+message whose one content part is ``{"type": "refusal", "refusal": text}``, streamed as
+``response.refusal.delta`` / ``.done``; ``redacted_thinking`` is a reasoning item with an empty
+summary and the data as ``encrypted_content``; ``reasoning_tokens`` goes in
+``output_tokens_details.reasoning_tokens``; ``wire_stop_reason`` is any ``incomplete_details.reason``.
+There is no form for ``stop_sequence`` (the API takes no stop sequences), ``pause_turn`` (``steered``
+exists only on WebSocket sessions) or ``split_usage`` (usage comes once, in the terminal event).
 """
 
 from __future__ import annotations
@@ -34,6 +42,18 @@ class OpenAIResponsesSimulator(OpenAISimulator):
     """
 
     protocol = "openai_responses"
+    unsupported_kinds = {
+        "stop_sequence": "the Responses API takes no stop sequences",
+        "pause_turn": "the only paused form (incomplete_details.reason 'steered') exists on WebSocket sessions, not over HTTP",
+        "split_usage": "the Responses API reports usage once, in the terminal response event",
+    }
+    wire_stop_reasons = frozenset({"max_output_tokens", "max_messages", "content_filter", "steered"})
+
+    @classmethod
+    def cannot_send(cls, turn: Turn) -> tuple[str, str] | None:
+        if turn.refusal is not None and turn.text:
+            return "refusal", "a refusal is the message's content part instead of output_text: script the refusal text alone"
+        return super().cannot_send(turn)
     _valid_items: tuple[list[Any], set[str]] = ([], set())  # the last valid request's items and their call ids
 
     # --- request side ---------------------------------------------------------------------
@@ -108,6 +128,8 @@ class OpenAIResponsesSimulator(OpenAISimulator):
     def _items(self, turn: Turn) -> list[dict[str, Any]]:
         """The finished output items of ``turn``."""
         items: list[dict[str, Any]] = []
+        if turn.redacted_thinking is not None:
+            items.append({"id": self.new_id("rs_sim"), "type": "reasoning", "summary": [], "encrypted_content": turn.redacted_thinking})
         if turn.thinking is not None:
             rs = self.new_id("rs_sim")
             items.append(
@@ -118,7 +140,10 @@ class OpenAIResponsesSimulator(OpenAISimulator):
                     "encrypted_content": turn.thinking_signature or f"gAAAA-sim-{rs}",
                 }
             )
-        if turn.text:
+        if turn.refusal is not None:
+            part: dict[str, Any] = {"type": "refusal", "refusal": turn.refusal}
+            items.append({"id": self.new_id("msg_sim"), "type": "message", "status": "completed", "role": "assistant", "content": [part]})
+        elif turn.text:
             part = {"type": "output_text", "annotations": [], "logprobs": [], "text": turn.text}
             items.append({"id": self.new_id("msg_sim"), "type": "message", "status": "completed", "role": "assistant", "content": [part]})
         for c in turn.tool_calls:
@@ -131,7 +156,7 @@ class OpenAIResponsesSimulator(OpenAISimulator):
     def _finish(self, response: dict[str, Any], request: SimRequest, turn: Turn, items: list[dict[str, Any]]) -> str:
         """Fill the terminal fields of ``response``; return the terminal event type."""
         response["output"] = items
-        chars = len(turn.text or "") + len(turn.thinking or "") + sum(len(i.get("arguments", "")) for i in items)
+        chars = len(turn.text or turn.refusal or "") + len(turn.thinking or "") + sum(len(i.get("arguments", "")) for i in items)
         prompt, completion, total, cached, written = token_counts(turn, request.body, chars)
         details: dict[str, int] = {"cached_tokens": cached}
         if written:
@@ -140,16 +165,17 @@ class OpenAIResponsesSimulator(OpenAISimulator):
             "input_tokens": prompt,
             "input_tokens_details": details,
             "output_tokens": completion,
-            "output_tokens_details": {"reasoning_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": turn.reasoning_tokens or 0},
             "total_tokens": total,
         }
         if turn.error is not None:
             response["status"] = "failed"
             response["error"] = {"code": "server_error", "message": turn.error}
             return "response.failed"
-        if turn.resolved_stop_reason == "length":
+        incomplete = turn.wire_stop_reason or ("content_filter" if turn.content_filter else "max_output_tokens" if turn.resolved_stop_reason == "length" else None)
+        if incomplete is not None:
             response["status"] = "incomplete"
-            response["incomplete_details"] = {"reason": "max_output_tokens"}
+            response["incomplete_details"] = {"reason": incomplete}
             return "response.incomplete"
         response["status"] = "completed"
         return "response.completed"
@@ -188,6 +214,16 @@ class OpenAIResponsesSimulator(OpenAISimulator):
                 out += [{"type": "response.reasoning_summary_text.delta", **at, "summary_index": s, "delta": d} for d in self.chunks_of(part["text"], size)]
                 out.append({"type": "response.reasoning_summary_text.done", **at, "summary_index": s, "text": part["text"]})
                 out.append({"type": "response.reasoning_summary_part.done", **at, "summary_index": s, "part": part})
+        elif kind == "message" and item["content"][0]["type"] == "refusal":
+            part = item["content"][0]
+            at_part = {**at, "content_index": 0}
+            out = [
+                {"type": "response.output_item.added", "output_index": n, "item": {**item, "status": "in_progress", "content": []}},
+                {"type": "response.content_part.added", **at_part, "part": {**part, "refusal": ""}},
+            ]
+            out += [{"type": "response.refusal.delta", **at_part, "delta": d} for d in self.chunks_of(part["refusal"], size)]
+            out.append({"type": "response.refusal.done", **at_part, "refusal": part["refusal"]})
+            out.append({"type": "response.content_part.done", **at_part, "part": part})
         elif kind == "message":
             part = item["content"][0]
             added = {**item, "status": "in_progress", "content": []}
