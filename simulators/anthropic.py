@@ -10,7 +10,12 @@ what the real API checks where tests depend on it, with the API's own error bodi
   message, and every ``tool_use`` must be answered in the next message (400, ``x-should-retry:
   false``); an error ``tool_result`` needs content; text blocks must be non-empty;
 - ``tool_choice`` ``none`` takes no ``disable_parallel_tool_use``; ``any``/``tool`` are refused
-  with extended thinking on.
+  with extended thinking on;
+- field types: an echoed ``tool_use`` needs string ``id``/``name`` and an *object* ``input``
+  (never the JSON text), ids unique within a message; ``tool_result`` needs a string
+  ``tool_use_id`` and string-or-list ``content``; ``thinking`` needs ``thinking`` and ``signature``,
+  ``redacted_thinking`` its ``data``; custom tools need a name matching ``^[a-zA-Z0-9_-]{1,64}$``,
+  unique, and an ``input_schema`` of ``type: object``.
 
 Streams follow the real service: ``event:`` lines, a ``ping`` after the first block starts,
 ``input_json_delta`` starting with an empty fragment, ``signature_delta`` just before a thinking
@@ -33,6 +38,7 @@ input counts in ``message_start`` and sends only ``output_tokens`` in ``message_
 from __future__ import annotations
 
 import json
+import re
 from json.encoder import encode_basestring as _encode_str  # ensure_ascii=False, like sse()
 from typing import Any
 
@@ -117,7 +123,7 @@ class AnthropicSimulator(Simulator):
         # last valid one's history (a loop resends it every round), only the tail needs checking.
         prev = self._valid_history
         start = len(prev) - 1 if prev and len(messages) >= len(prev) and messages[: len(prev)] == prev else 0
-        problem = _check_messages(messages, max(start, 0)) or _check_tool_choice(body)
+        problem = _check_messages(messages, max(start, 0)) or _check_tool_choice(body) or _check_tools(body)
         if problem:
             return self._bad(problem)
         self._valid_history = messages
@@ -311,7 +317,15 @@ def _content_blocks(message: dict[str, Any]) -> list[Any]:
 
 
 def _check_messages(messages: list[Any], start: int = 0) -> str | None:
-    """The API's message checks, from message ``start`` on (earlier ones passed before)."""
+    """The API's message checks, from message ``start`` on (earlier ones passed before): the
+    field types of every block first (the request schema), then the rules between messages."""
+    for i in range(start, len(messages)):
+        m = messages[i]
+        if isinstance(m, dict) and isinstance(m.get("content"), list):
+            for j, b in enumerate(m["content"]):
+                problem = _check_block(b, f"messages.{i}.content.{j}", m.get("role", "")) if isinstance(b, dict) else None
+                if problem:
+                    return problem
     for i in range(start, len(messages)):
         m = messages[i]
         if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
@@ -343,6 +357,10 @@ def _check_messages(messages: list[Any], start: int = 0) -> str | None:
                         f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {b.get('tool_use_id')}. "
                         "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
                     )
+        if m["role"] == "assistant":
+            uses = [b.get("id") for b in content if b.get("type") == "tool_use"]
+            if len(set(uses)) != len(uses):
+                return f"messages.{i}: `tool_use` ids must be unique"
         if m["role"] == "assistant" and i < len(messages) - 1:
             uses = [b.get("id") for b in content if b.get("type") == "tool_use"]
             nxt = messages[i + 1] if isinstance(messages[i + 1], dict) else {}
@@ -353,6 +371,71 @@ def _check_messages(messages: list[Any], start: int = 0) -> str | None:
                     f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {', '.join(map(str, missing))}. "
                     "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
                 )
+    return None
+
+
+_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def _check_block(b: dict[str, Any], at: str, role: str) -> str | None:
+    """The field types the API checks on one content block (pydantic-style messages)."""
+    t = b.get("type")
+    if t == "tool_use":
+        if role != "assistant":
+            return f"{at}: `tool_use` blocks can only be in `assistant` messages"  # (unverified wording)
+        for key in ("id", "name"):
+            if not isinstance(b.get(key), str):
+                return f"{at}.tool_use.{key}: " + ("Field required" if key not in b else "Input should be a valid string")
+        if "input" not in b:
+            return f"{at}.tool_use.input: Field required"
+        if not isinstance(b["input"], dict):
+            return f"{at}.tool_use.input: Input should be a valid dictionary"
+    elif t == "tool_result":
+        if role != "user":
+            return f"{at}: `tool_result` blocks can only be in `user` messages"  # (unverified wording)
+        if not isinstance(b.get("tool_use_id"), str):
+            return f"{at}.tool_result.tool_use_id: " + ("Field required" if "tool_use_id" not in b else "Input should be a valid string")
+        if "content" in b and not isinstance(b["content"], (str, list)):
+            return f"{at}.tool_result.content: Input should be a valid list"
+    elif t == "thinking":
+        for key in ("thinking", "signature"):
+            if not isinstance(b.get(key), str):
+                return f"{at}.thinking.{key}: " + ("Field required" if key not in b else "Input should be a valid string")
+    elif t == "redacted_thinking":
+        if not isinstance(b.get("data"), str):
+            return f"{at}.redacted_thinking.data: " + ("Field required" if "data" not in b else "Input should be a valid string")
+    elif t == "text":
+        if not isinstance(b.get("text"), str):
+            return f"{at}.text.text: Input should be a valid string"
+    return None
+
+
+def _check_tools(body: dict[str, Any]) -> str | None:
+    tools = body.get("tools")
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        return "tools: Input should be a valid list"
+    names: set[str] = set()
+    for k, tool in enumerate(tools):
+        if not isinstance(tool, dict):
+            return f"tools.{k}: Input should be a valid dictionary"
+        if "type" in tool and tool["type"] != "custom":
+            continue  # server tools (web_search_20250305 ...) have their own shapes
+        name = tool.get("name")
+        if not isinstance(name, str) or not _TOOL_NAME.match(name):
+            return f"tools.{k}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'"
+        if name in names:
+            return "tools: Tool names must be unique."
+        names.add(name)
+        schema = tool.get("input_schema")
+        if not isinstance(schema, dict):
+            return f"tools.{k}.custom.input_schema: Field required" if schema is None else f"tools.{k}.custom.input_schema: Input should be a valid dictionary"
+        if schema.get("type") != "object":
+            return f"tools.{k}.custom.input_schema.type: Input should be 'object'"
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "tool" and isinstance(choice.get("name"), str) and choice["name"] not in names:
+        return f"tool_choice.tool.name: Tool '{choice['name']}' not found in tools"  # (unverified wording)
     return None
 
 

@@ -8,8 +8,10 @@ with ``endpoint_url=sim.url`` and dummy credentials; signatures are never checke
 
 Requests are rejected as the real API rejects them where a test depends on it, with a 400
 ``ValidationException``: ``toolUse``/``toolResult`` history without ``toolConfig``, a ``toolChoice``
-naming an undeclared tool, blank text blocks, roles that do not alternate, a ``toolResult`` for an
-unknown ``toolUseId``, a bad ``toolResult.status``.
+naming an undeclared tool, blank text blocks, roles that do not alternate, an echoed ``toolUse``
+whose ``input`` is not a JSON object, a ``toolResult`` that answers no ``toolUse`` of the previous
+turn, a ``toolUse`` left unanswered by the next message, more results than calls, result content
+that is not a list of known blocks, a bad ``toolResult.status``.
 
 Script mapping: stop ``stop`` -> ``end_turn``, ``length`` -> ``max_tokens``, ``toolUse`` ->
 ``tool_use``; ``Turn.stop_sequence`` -> ``stop_sequence``, ``Turn.content_filter`` ->
@@ -271,12 +273,12 @@ class _ValidHistory:
     """The messages of the last request that passed validation and what checking them found, so
     a request that repeats them (a loop resends them every round) checks only its new tail."""
 
-    __slots__ = ("messages", "uses_tools", "tool_use_ids")
+    __slots__ = ("messages", "uses_tools", "pending")
 
     def __init__(self) -> None:
         self.messages: list[Any] = []
         self.uses_tools = False
-        self.tool_use_ids: set[str] = set()
+        self.pending: list[str] = []  # toolUse ids of the last message when it is the assistant's
 
 
 _sorted_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), check_circular=False).encode  # one encoder for every event
@@ -298,12 +300,12 @@ def _validation_problem(body: dict[str, Any], valid: _ValidHistory | None = None
         if problem:
             return problem
     uses_tools = False
-    tool_use_ids: set[str] = set()
+    pending: list[str] = []  # toolUse ids of the previous message, which the next one must answer
     previous = None
     start = 0
     if valid is not None and valid.messages and len(messages) >= len(valid.messages) and messages[: len(valid.messages)] == valid.messages:
         start = len(valid.messages)
-        uses_tools, tool_use_ids, previous = valid.uses_tools, set(valid.tool_use_ids), valid.messages[-1]["role"]
+        uses_tools, pending, previous = valid.uses_tools, list(valid.pending), valid.messages[-1]["role"]
     for i in range(start, len(messages)):
         message = messages[i]
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
@@ -314,6 +316,8 @@ def _validation_problem(body: dict[str, Any], valid: _ValidHistory | None = None
         if role == previous:
             return "A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again."
         previous = role
+        uses: list[str] = []
+        results: list[str] = []
         content = message.get("content")
         if not isinstance(content, list) or not content:
             return f"The content field in the Message object at messages.{i} is empty. Add a ContentBlock object to the content field and try again."
@@ -330,26 +334,45 @@ def _validation_problem(body: dict[str, Any], valid: _ValidHistory | None = None
                     return f"messages.{i}: toolUse blocks are only allowed in assistant messages"
                 if not isinstance(value, dict) or not {"toolUseId", "name", "input"} <= value.keys():
                     return f"Malformed input request: messages.{i}: toolUse needs toolUseId, name and input"
-                tool_use_ids.add(value["toolUseId"])
+                if not isinstance(value["input"], dict):
+                    return f"The format of the value at messages.{i}.content.{content.index(block)}.toolUse.input is invalid. Provide a json object for the field and try again."
+                if not isinstance(value["toolUseId"], str) or not isinstance(value["name"], str):
+                    return f"Malformed input request: messages.{i}: toolUse toolUseId and name must be strings"
+                uses.append(value["toolUseId"])
             elif kind == "toolResult":
                 uses_tools = True
                 if role != "user":
                     return f"messages.{i}: toolResult blocks are only allowed in user messages"
-                if not isinstance(value, dict) or value.get("toolUseId") not in tool_use_ids:
+                if not isinstance(value, dict) or value.get("toolUseId") not in pending:
                     return (
                         "The toolUse and toolResult blocks do not match: a toolResult block's toolUseId "
-                        f"({value.get('toolUseId') if isinstance(value, dict) else None!r}) has no toolUse block in an earlier turn."
+                        f"({value.get('toolUseId') if isinstance(value, dict) else None!r}) has no toolUse block in the previous turn."
                     )
+                results.append(value["toolUseId"])
                 if value.get("status", "success") not in ("success", "error"):
                     return f"1 validation error detected: Value at 'messages.{i + 1}.member.content.toolResult.status' failed to satisfy constraint: Member must satisfy enum value set: [success, error]"
                 if not isinstance(value.get("content"), list):
                     return f"Malformed input request: messages.{i}: toolResult.content must be a list"
+                for item in value["content"]:
+                    if not isinstance(item, dict) or len(item) != 1 or next(iter(item)) not in ("text", "json", "image", "document", "video", "searchResult"):
+                        return f"Malformed input request: messages.{i}: a ToolResultContentBlock must be one of text, json, image, document, video, searchResult"
+                    if "text" in item and not isinstance(item["text"], str):
+                        return f"Malformed input request: messages.{i}: toolResult text must be a string"
+                    if "json" in item and not isinstance(item["json"], dict):
+                        return f"The format of the value at messages.{i}.content.{content.index(block)}.toolResult.content.json is invalid. Provide a json object for the field and try again."
             elif kind not in ("image", "document", "video", "reasoningContent", "cachePoint", "guardContent", "citationsContent"):
                 return f"Malformed input request: messages.{i}: unknown content block {kind!r}"
+        if role == "user" and pending:
+            missing = [u for u in pending if u not in results]
+            if missing:
+                return f"Expected toolResult blocks at messages.{i}.content for the following Ids: {', '.join(missing)}"
+            if len(results) > len(pending):
+                return f"The number of toolResult blocks at messages.{i}.content exceeds the number of toolUse blocks of previous turn."
+        pending = uses
     if uses_tools and tool_config is None:
         return "The toolConfig field must be defined when using toolUse and toolResult content blocks."
     if valid is not None:
-        valid.messages, valid.uses_tools, valid.tool_use_ids = messages, uses_tools, tool_use_ids
+        valid.messages, valid.uses_tools, valid.pending = messages, uses_tools, pending
     return None
 
 

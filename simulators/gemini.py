@@ -33,7 +33,8 @@ Validation follows the real API where tests depend on it: the API key (header ``
 or query ``key``; missing -> 403 ``PERMISSION_DENIED``), JSON body, known top-level fields,
 ``contents`` roles, function declaration names, ``functionCallingConfig`` modes and
 ``allowedFunctionNames`` (ANY or VALIDATED only, declared names only),
-``functionResponse.response`` being an object, a function-response turn directly after each
+``functionCall.args`` and ``functionResponse.response`` being objects (never JSON text), names on
+both, a function-response turn directly after each
 function-call turn with as many parts, and on ``gemini-3*`` models the ``thoughtSignature`` of
 the first call of each model turn (``skip_thought_signature_validator`` passes, as documented).
 Error messages copy Google's where they are known; the others are close paraphrases.
@@ -213,10 +214,15 @@ class GeminiSimulator(Simulator):
                 if not isinstance(p, Mapping):
                     return f"Invalid value at 'contents[{i}].parts[{j}]': expected an object."
                 if "functionCall" in p:
+                    problem = _check_call(p["functionCall"], f"contents[{i}].parts[{j}].function_call")
+                    if problem:
+                        return problem
                     if calls == 0 and role == "model" and signed and i < last and not (p.get("thoughtSignature") or p.get("thought_signature")):
                         return _SIGNATURE_REQUIRED.format(name=p["functionCall"].get("name"), position=j + 1)
                     calls += 1
                 elif "functionResponse" in p:
+                    if not isinstance(p["functionResponse"], Mapping) or not isinstance(p["functionResponse"].get("name"), str) or not p["functionResponse"]["name"]:
+                        return f"* GenerateContentRequest.contents[{i}].parts[{j}].function_response.name: Name cannot be empty."
                     if not isinstance(p["functionResponse"].get("response"), Mapping):
                         return (f"Invalid value at 'contents[{i}].parts[{j}].function_response.response' "
                                 "(type.googleapis.com/google.protobuf.Struct), expected an object")  # fmt: skip
@@ -347,6 +353,18 @@ class GeminiSimulator(Simulator):
         if signature is not None:
             part["thoughtSignature"] = signature
         return part
+
+
+def _check_call(fc: Any, at: str) -> str | None:
+    """An echoed ``functionCall``: an object with a name, and ``args`` (when present) an object."""
+    if not isinstance(fc, Mapping):
+        return f"Invalid value at '{at}' (type.googleapis.com/google.ai.generativelanguage.v1beta.FunctionCall), expected an object"
+    if not isinstance(fc.get("name"), str) or not fc["name"]:
+        return f"* GenerateContentRequest.{at}.name: Name cannot be empty."
+    if "args" in fc and not isinstance(fc["args"], Mapping):
+        value = json.dumps(fc["args"])[:60]
+        return f"Invalid value at '{at}.args' (type.googleapis.com/google.protobuf.Struct), {value}"
+    return None
 
 
 def _malformed_call(calls: tuple[ScriptedCall, ...]) -> ScriptedCall | None:

@@ -5,8 +5,13 @@ a tool call's ``id``/``type``/``name`` on its first fragment only with its argum
 uneven places after it, the ``finish_reason`` on a chunk of its own with ``delta: {}``, a usage
 chunk with ``choices: []`` when ``stream_options.include_usage`` is set, then ``data: [DONE]``.
 It rejects what the API rejects where tests rely on it: ``parallel_tool_calls`` or
-``tool_choice`` without ``tools``, ``stream_options`` without ``stream``, a ``tool`` message that
-answers no preceding tool call, and an assistant tool call left without its ``tool`` message.
+``tool_choice`` without ``tools``, ``stream_options`` without ``stream``, an unknown role, an
+echoed tool call whose ``id``/``function.name``/``function.arguments`` is not a string (the
+arguments go back as the JSON *text*) or whose ``type`` is not ``function``, a repeated call id, a
+``tool`` message whose content is not a string or parts, a ``tool`` message that answers no
+preceding tool call (or answers one twice), and an assistant tool call left without its ``tool``
+message. Each answer is the API's 400 body: ``invalid_request_error`` with ``param`` and ``code``
+(``invalid_type``, ``invalid_value``, ``missing_required_parameter``).
 
 Script mapping: ``Turn.thinking`` is not sent (Chat Completions shows no reasoning);
 ``Turn.error`` becomes the in-stream error frame (non-streaming: a 500). Stop and content kinds:
@@ -30,7 +35,21 @@ from ._core import SimRequest, SimResponse, json_response, sse
 from ._openai_common import BASE_HEADERS, STREAM_HEADERS, OpenAISimulator, arguments_text, split_arbitrarily, token_counts
 
 _FINISH = {"stop": "stop", "toolUse": "tool_calls", "length": "length", "error": "stop"}
+_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
+
+
+def _json_type(value: Any) -> str:
+    """How the API names a JSON value's type in "Invalid type" messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "an integer" if isinstance(value, int) else "a decimal"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
 
 
 class OpenAIChatSimulator(OpenAISimulator):
@@ -100,7 +119,15 @@ class OpenAIChatSimulator(OpenAISimulator):
         for i in range(start, len(messages)):
             m = messages[i]
             role = m.get("role") if isinstance(m, Mapping) else None
+            if role not in _ROLES:
+                return self.bad_request(
+                    f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.",
+                    f"messages[{i}].role", "invalid_value",
+                )
             if role == "tool":
+                content = m.get("content")
+                if not isinstance(content, (str, list)):
+                    return self._invalid_type(f"messages[{i}].content", "a string or an array", content)
                 if m.get("tool_call_id") not in waiting:
                     return self.bad_request(
                         "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
@@ -110,10 +137,47 @@ class OpenAIChatSimulator(OpenAISimulator):
                 continue
             if waiting:
                 return self._unanswered(waiting, waiting_at)
-            if role == "assistant":
-                waiting = [c.get("id") for c in m.get("tool_calls") or () if isinstance(c, Mapping)]
+            if role == "assistant" and m.get("tool_calls") is not None:
+                problem = self._check_calls(m["tool_calls"], i)
+                if problem is not None:
+                    return problem
+                waiting = [c["id"] for c in m["tool_calls"]]
                 waiting_at = i
         return self._unanswered(waiting, waiting_at) if waiting else None
+
+    def _check_calls(self, calls: Any, i: int) -> SimResponse | None:
+        """An echoed assistant ``tool_calls`` array: the types the API checks (``arguments`` is
+        a JSON *string*, never an object), and ids unique within the message."""
+        where = f"messages[{i}].tool_calls"
+        if not isinstance(calls, list):
+            return self._invalid_type(where, "an array", calls)
+        seen: set[str] = set()
+        for j, c in enumerate(calls):
+            at = f"{where}[{j}]"
+            if not isinstance(c, Mapping):
+                return self._invalid_type(at, "an object", c)
+            if not isinstance(c.get("id"), str):
+                return self._missing(f"{at}.id") if "id" not in c else self._invalid_type(f"{at}.id", "a string", c["id"])
+            if c.get("type") != "function":
+                return self.bad_request(f"Invalid value: '{c.get('type')}'. Supported values are: 'function' and 'custom'.", f"{at}.type", "invalid_value")
+            fn = c.get("function")
+            if not isinstance(fn, Mapping):
+                return self._missing(f"{at}.function") if fn is None else self._invalid_type(f"{at}.function", "an object", fn)
+            for key in ("name", "arguments"):
+                if key not in fn:
+                    return self._missing(f"{at}.function.{key}")
+                if not isinstance(fn[key], str):
+                    return self._invalid_type(f"{at}.function.{key}", "a string", fn[key])
+            if c["id"] in seen:
+                return self.bad_request(f"Invalid parameter: duplicate tool_call id '{c['id']}' in '{where}'.", f"{at}.id")  # (unverified wording)
+            seen.add(c["id"])
+        return None
+
+    def _invalid_type(self, param: str, expected: str, value: Any) -> SimResponse:
+        return self.bad_request(f"Invalid type for '{param}': expected {expected}, but got {_json_type(value)} instead.", param, "invalid_type")
+
+    def _missing(self, param: str) -> SimResponse:
+        return self.bad_request(f"Missing required parameter: '{param}'.", param, "missing_required_parameter")
 
     def _unanswered(self, ids: list[str], at: int) -> SimResponse:
         return self.bad_request(

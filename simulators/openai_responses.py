@@ -6,8 +6,11 @@ It streams typed events (``event: <type>`` + ``data: {"type": <type>, "sequence_
 with one ``output_text`` part, one ``function_call`` item per call with its arguments split at
 uneven places), and a terminal ``response.completed`` (``response.incomplete`` for a length stop,
 ``response.failed`` for ``Turn.error``). A scripted mid-stream error is the ``error`` event in the
-nested form real traffic uses. No ``[DONE]``. It rejects a ``function_call_output`` whose
-``call_id`` matches no ``function_call`` in the input (by ``call_id`` or item ``id``).
+nested form real traffic uses. No ``[DONE]``. It rejects, with the API's 400 body, a
+``function_call_output`` whose ``call_id`` matches no ``function_call`` in the input (by
+``call_id`` or item ``id``), a ``function_call`` with no output after it, an echoed
+``function_call`` whose ``call_id``, ``name`` or ``arguments`` is missing or not a string (the
+arguments go back as the JSON *text*), and an ``output`` that is not a string or a list.
 
 Script mapping: ``Turn.thinking`` becomes a reasoning item whose summary is the text and whose
 ``encrypted_content`` is ``Turn.thinking_signature`` (or a made-up token). Stop and content kinds:
@@ -54,6 +57,7 @@ class OpenAIResponsesSimulator(OpenAISimulator):
         if turn.refusal is not None and turn.text:
             return "refusal", "a refusal is the message's content part instead of output_text: script the refusal text alone"
         return super().cannot_send(turn)
+
     _valid_items: tuple[list[Any], set[str]] = ([], set())  # the last valid request's items and their call ids
 
     # --- request side ---------------------------------------------------------------------
@@ -81,16 +85,37 @@ class OpenAIResponsesSimulator(OpenAISimulator):
         prev, prev_known = self._valid_items
         start = len(prev) if prev and len(items) >= len(prev) and items[: len(prev)] == prev else 0
         known: set[str] = set(prev_known) if start else set()
+        answered: set[str] = set()
+        calls: list[tuple[str, str | None]] = []  # (call_id, item id) of the new function_call items
         for i in range(start, len(items)):
             item = items[i]
             if not isinstance(item, Mapping):
                 continue
-            if item.get("type") == "function_call":
+            kind = item.get("type")
+            if kind == "function_call":
+                for key in ("call_id", "name", "arguments"):
+                    if key not in item:
+                        return self.bad_request(f"Missing required parameter: 'input[{i}].{key}'.", f"input[{i}].{key}", "missing_required_parameter")
+                    if not isinstance(item[key], str):
+                        return self._invalid_type(f"input[{i}].{key}", "a string", item[key])
                 known.update(str(item[k]) for k in ("call_id", "id") if item.get(k))
-            elif item.get("type") == "function_call_output" and str(item.get("call_id")) not in known:
-                return self.bad_request(f"No tool call found for function call output with call_id {item.get('call_id')}.", "input")
+                calls.append((item["call_id"], item.get("id")))
+            elif kind == "function_call_output":
+                if str(item.get("call_id")) not in known:
+                    return self.bad_request(f"No tool call found for function call output with call_id {item.get('call_id')}.", "input")
+                output = item.get("output")
+                if not isinstance(output, (str, list)):
+                    return self._invalid_type(f"input[{i}].output", "a string or an array", output)
+                answered.add(str(item["call_id"]))
+        for call_id, item_id in calls:
+            if call_id not in answered and (item_id is None or item_id not in answered):
+                return self.bad_request(f"No tool output found for function call {call_id}.", "input")
         self._valid_items = (items, known)
         return None
+
+    def _invalid_type(self, param: str, expected: str, value: Any) -> SimResponse:
+        kind = "null" if value is None else "an array" if isinstance(value, list) else "an object" if isinstance(value, Mapping) else f"a {type(value).__name__}"
+        return self.bad_request(f"Invalid type for '{param}': expected {expected}, but got {kind} instead.", param, "invalid_type")
 
 
     # --- answers --------------------------------------------------------------------------
