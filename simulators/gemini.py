@@ -453,7 +453,7 @@ def _merge(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     cand: dict[str, Any] = {}
     if parts:
         cand["content"] = {"parts": parts, "role": "model"}
-    for key in ("finishReason", "index", "finishMessage"):
+    for key in ("finishReason", "index", "finishMessage", "safetyRatings"):
         if key in last["candidates"][0]:
             cand[key] = last["candidates"][0][key]
     return {"candidates": [cand], "usageMetadata": last["usageMetadata"], "modelVersion": last["modelVersion"], "responseId": last["responseId"]}
