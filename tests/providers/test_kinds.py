@@ -77,7 +77,7 @@ def check(kind: str, protocol: str, msg: AssistantMessage, stream: bool) -> None
         assert msg.stop_reason == "stop" and msg.text == "Still searching"
     elif kind == "redacted_thinking":
         thinking = [b for b in msg.content if isinstance(b, ThinkingContent)]
-        assert len(thinking) == 1 and thinking[0].thinking == "" and SECRET in (thinking[0].thinking_signature or "")
+        assert len(thinking) == 1 and thinking[0].redacted and thinking[0].thinking == "" and SECRET in (thinking[0].thinking_signature or "")
         assert msg.stop_reason == "stop" and msg.text == "Done."
     if kind in ("length", "stop_sequence", "refusal", "content_filter", "pause_turn", "reasoning_tokens", "split_usage"):
         # reasoning tokens are output tokens; usage spread over chunks adds up to the final counts
