@@ -94,7 +94,7 @@ class Simulator:
     base_path: str = ""  # what an official SDK's base_url needs after the host (e.g. "/v1")
     unsupported_kinds: dict[str, str] = {}
     """Turn kinds (:data:`loopkit.script.KINDS`) this API has no form for, with the reason."""
-    wire_stop_reasons: frozenset[str] = frozenset()
+    wire_stop_values: frozenset[str] = frozenset()
     """The values of the protocol's stop field, which ``Turn.wire_stop_reason`` may name."""
 
     def __init__(self, script: Script | list[Turn | str], *, model: str = "sim-model", chunk_size: int = 8) -> None:
@@ -128,8 +128,8 @@ class Simulator:
                 if reason is not None:
                     return kind, reason
         wire = turn.wire_stop_reason
-        if wire is not None and wire not in cls.wire_stop_reasons:
-            return "wire_stop_reason", f"{wire!r} is not one of its stop values ({', '.join(sorted(cls.wire_stop_reasons))})"
+        if wire is not None and wire not in cls.wire_stop_values:
+            return "wire_stop_reason", f"{wire!r} is not one of its stop values ({', '.join(sorted(cls.wire_stop_values))})"
         return None
 
     # --- what a protocol module writes ----------------------------------------------------

@@ -85,7 +85,7 @@ class AnthropicSimulator(Simulator):
     """
 
     protocol = "anthropic"
-    wire_stop_reasons = STOP_REASONS
+    wire_stop_values = STOP_REASONS
     base_path = ""  # the SDK's base_url is the host; it appends /v1/messages itself
 
     _parsed: tuple[SimRequest | None, Any] = (None, None)

@@ -87,7 +87,7 @@ class BedrockSimulator(Simulator):
         "pause_turn": "Converse has no paused-turn stop reason",
         "split_usage": "Converse reports usage once, in the metadata event",
     }
-    wire_stop_reasons = STOP_REASONS
+    wire_stop_values = STOP_REASONS
 
     def __init__(
         self,

@@ -110,7 +110,7 @@ class GeminiSimulator(Simulator):
         "pause_turn": "Gemini has no paused-turn finish reason",
         "redacted_thinking": "Gemini sends thought summaries or nothing; its opaque reasoning state is the thoughtSignature on a part",
     }
-    wire_stop_reasons = FINISH_REASONS
+    wire_stop_values = FINISH_REASONS
     # the last valid request's contents, whether they were checked for signatures, and the
     # functionCall count of the content before their last one
     _valid_contents: tuple[list[Any], bool, int] = ([], False, 0)

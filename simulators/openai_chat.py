@@ -66,7 +66,7 @@ class OpenAIChatSimulator(OpenAISimulator):
         "redacted_thinking": "Chat Completions sends no reasoning content at all",
         "split_usage": "Chat Completions reports usage once, in the last chunk (stream_options.include_usage)",
     }
-    wire_stop_reasons = FINISH_REASONS
+    wire_stop_values = FINISH_REASONS
     _valid_messages: list[Any] = []  # the messages of the last request that passed validation
 
     @classmethod

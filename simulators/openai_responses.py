@@ -50,7 +50,7 @@ class OpenAIResponsesSimulator(OpenAISimulator):
         "pause_turn": "the only paused form (incomplete_details.reason 'steered') exists on WebSocket sessions, not over HTTP",
         "split_usage": "the Responses API reports usage once, in the terminal response event",
     }
-    wire_stop_reasons = frozenset({"max_output_tokens", "max_messages", "content_filter", "steered"})
+    wire_stop_values = frozenset({"max_output_tokens", "max_messages", "content_filter", "steered"})
 
     @classmethod
     def cannot_send(cls, turn: Turn) -> tuple[str, str] | None:
