@@ -137,3 +137,19 @@ def test_wire_stop_reason_must_be_one_of_the_protocols_values(protocol):
 def test_wire_stop_reason_is_sent_as_written(protocol, wire, stop, error_type, stream):
     _, _, msg = ask(protocol, [Turn(text="partial", wire_stop_reason=wire)], stream)
     assert msg.stop_reason == stop and msg.error_type == error_type
+
+
+def test_the_documented_table_says_which_protocols_refuse_which_kind():
+    rows = [line for line in (simulators.__doc__ or "").splitlines() if line.split() and line.split()[0] in KINDS]
+    table = {row.split()[0]: [cell.strip() for cell in _columns(row)] for row in rows}
+    assert set(table) == set(KINDS)
+    for kind, cells in table.items():
+        refused = {p for p, cell in zip(PROTOCOLS, cells[1:]) if cell == "-"}
+        assert refused == {p for k, p in UNSUPPORTED if k == kind}, kind
+
+
+def _columns(line: str) -> list[str]:
+    """Cut a table row at the column starts of the ``====`` rule under the header."""
+    rule = next(l for l in (simulators.__doc__ or "").splitlines() if l.startswith("===="))
+    starts = [i for i, ch in enumerate(rule) if ch == "=" and (i == 0 or rule[i - 1] == " ")]
+    return [line[a:b] for a, b in zip(starts, starts[1:] + [None])]
