@@ -216,7 +216,8 @@ class OpenAIChatSimulator(OpenAISimulator):
         if turn.content_filter:
             return "content_filter"
         reason = _FINISH[turn.resolved_stop_reason]
-        if reason == "tool_calls" and isinstance(self.options(request).get("tool_choice"), Mapping):
+        choice = self.options(request).get("tool_choice")
+        if reason == "tool_calls" and isinstance(choice, Mapping) and choice.get("type") == "function":
             return "stop"  # a forced named tool_choice ends the choice with "stop" (spec/wire.md §1)
         return reason
 

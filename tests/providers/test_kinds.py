@@ -153,3 +153,14 @@ def _columns(line: str) -> list[str]:
     rule = next(l for l in (simulators.__doc__ or "").splitlines() if l.startswith("===="))
     starts = [i for i, ch in enumerate(rule) if ch == "=" and (i == 0 or rule[i - 1] == " ")]
     return [line[a:b] for a, b in zip(starts, starts[1:] + [None])]
+
+
+def test_the_scripted_provider_reads_the_kinds_as_the_adapters_do():
+    from loopkit.fakes import ScriptedProvider
+
+    provider = ScriptedProvider([TURNS["refusal"], TURNS["content_filter"], TURNS["redacted_thinking"], TURNS["pause_turn"]])
+    refusal, blocked, redacted, paused = (accumulate(provider.stream(ModelRequest([UserMessage(content="hi")]))) for _ in range(4))
+    assert (refusal.stop_reason, refusal.error_type, refusal.text) == ("error", "refusal", REFUSAL)
+    assert (blocked.stop_reason, blocked.error_type) == ("error", "content_filter")
+    assert [(b.redacted, b.thinking_signature) for b in redacted.content if isinstance(b, ThinkingContent)] == [(True, SECRET)]
+    assert (paused.stop_reason, paused.text) == ("stop", "Still searching")
