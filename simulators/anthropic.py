@@ -358,9 +358,12 @@ def _check_messages(messages: list[Any], start: int = 0) -> str | None:
                         "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
                     )
         if m["role"] == "assistant":
-            uses = [b.get("id") for b in content if b.get("type") == "tool_use"]
-            if len(set(uses)) != len(uses):
-                return f"messages.{i}: `tool_use` ids must be unique"
+            seen: set[Any] = set()
+            for j, b in enumerate(content):
+                if b.get("type") == "tool_use":
+                    if b.get("id") in seen:
+                        return f"messages.{i}.content.{j}: `tool_use` ids must be unique"
+                    seen.add(b.get("id"))
         if m["role"] == "assistant" and i < len(messages) - 1:
             uses = [b.get("id") for b in content if b.get("type") == "tool_use"]
             nxt = messages[i + 1] if isinstance(messages[i + 1], dict) else {}

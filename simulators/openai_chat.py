@@ -7,7 +7,7 @@ chunk with ``choices: []`` when ``stream_options.include_usage`` is set, then ``
 It rejects what the API rejects where tests rely on it: ``parallel_tool_calls`` or
 ``tool_choice`` without ``tools``, ``stream_options`` without ``stream``, an unknown role, an
 echoed tool call whose ``id``/``function.name``/``function.arguments`` is not a string (the
-arguments go back as the JSON *text*) or whose ``type`` is not ``function``, a repeated call id, a
+arguments go back as the JSON *text*) or whose ``type`` is not ``function``, a
 ``tool`` message whose content is not a string or parts, a ``tool`` message that answers no
 preceding tool call (or answers one twice), and an assistant tool call left without its ``tool``
 message. Each answer is the API's 400 body: ``invalid_request_error`` with ``param`` and ``code``
@@ -147,11 +147,10 @@ class OpenAIChatSimulator(OpenAISimulator):
 
     def _check_calls(self, calls: Any, i: int) -> SimResponse | None:
         """An echoed assistant ``tool_calls`` array: the types the API checks (``arguments`` is
-        a JSON *string*, never an object), and ids unique within the message."""
+        a JSON *string*, never an object)."""
         where = f"messages[{i}].tool_calls"
         if not isinstance(calls, list):
             return self._invalid_type(where, "an array", calls)
-        seen: set[str] = set()
         for j, c in enumerate(calls):
             at = f"{where}[{j}]"
             if not isinstance(c, Mapping):
@@ -168,9 +167,6 @@ class OpenAIChatSimulator(OpenAISimulator):
                     return self._missing(f"{at}.function.{key}")
                 if not isinstance(fn[key], str):
                     return self._invalid_type(f"{at}.function.{key}", "a string", fn[key])
-            if c["id"] in seen:
-                return self.bad_request(f"Invalid parameter: duplicate tool_call id '{c['id']}' in '{where}'.", f"{at}.id")  # (unverified wording)
-            seen.add(c["id"])
         return None
 
     def _invalid_type(self, param: str, expected: str, value: Any) -> SimResponse:
