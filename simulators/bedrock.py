@@ -11,7 +11,8 @@ Requests are rejected as the real API rejects them where a test depends on it, w
 naming an undeclared tool, blank text blocks, roles that do not alternate, an echoed ``toolUse``
 whose ``input`` is not a JSON object, a ``toolResult`` that answers no ``toolUse`` of the previous
 turn, a ``toolUse`` left unanswered by the next message, more results than calls, result content
-that is not a list of known blocks, a bad ``toolResult.status``.
+that is not a list of known blocks, a bad ``toolResult.status``, an ``inferenceConfig.maxTokens``
+that is not an integer >= 1.
 
 Script mapping: stop ``stop`` -> ``end_turn``, ``length`` -> ``max_tokens``, ``toolUse`` ->
 ``tool_use``; ``Turn.stop_sequence`` -> ``stop_sequence``, ``Turn.content_filter`` ->
@@ -293,6 +294,13 @@ def _validation_problem(body: dict[str, Any], valid: _ValidHistory | None = None
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return "1 validation error detected: Value at 'messages' failed to satisfy constraint: Member must not be null"
+    config = body.get("inferenceConfig")
+    if isinstance(config, dict) and config.get("maxTokens") is not None:
+        limit = config["maxTokens"]
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            return "Malformed input request: inferenceConfig.maxTokens must be an integer"
+        if limit < 1:
+            return f"1 validation error detected: Value '{limit}' at 'inferenceConfig.maxTokens' failed to satisfy constraint: Member must have value greater than or equal to 1"
     tool_config = body.get("toolConfig")
     declared: set[str] = set()
     if tool_config is not None:

@@ -29,7 +29,8 @@ How a :class:`~loopkit.script.Turn` renders:
   ``pause_turn`` or ``redacted_thinking`` (Gemini's opaque reasoning state is the
   ``thoughtSignature`` on a part).
 
-Validation follows the real API where tests depend on it: the API key (header ``x-goog-api-key``
+Validation follows the real API where tests depend on it: an integer
+``generationConfig.maxOutputTokens``, the API key (header ``x-goog-api-key``
 or query ``key``; missing -> 403 ``PERMISSION_DENIED``), JSON body, known top-level fields,
 ``contents`` roles, function declaration names, ``functionCallingConfig`` modes and
 ``allowedFunctionNames`` (ANY or VALIDATED only, declared names only),
@@ -144,7 +145,7 @@ class GeminiSimulator(Simulator):
         for name in body:
             if name not in _TOP_LEVEL:
                 return self._invalid(f'Invalid JSON payload received. Unknown name "{name}": Cannot find field.')
-        problem = self._check_tools(body) or self._check_contents(body, self._model(request))
+        problem = _check_generation_config(body) or self._check_tools(body) or self._check_contents(body, self._model(request))
         return None if problem is None else self._invalid(problem)
 
     def _check_tools(self, body: Mapping[str, Any]) -> str | None:
@@ -353,6 +354,19 @@ class GeminiSimulator(Simulator):
         if signature is not None:
             part["thoughtSignature"] = signature
         return part
+
+
+def _check_generation_config(body: Mapping[str, Any]) -> str | None:
+    config = body.get("generationConfig", body.get("generation_config"))
+    if config is None:
+        return None
+    if not isinstance(config, Mapping):
+        return "Invalid value at 'generation_config' (type.googleapis.com/google.ai.generativelanguage.v1beta.GenerationConfig), expected an object"
+    for key in ("maxOutputTokens", "max_output_tokens"):
+        limit = config.get(key)
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            return f"Invalid value at 'generation_config.max_output_tokens' (TYPE_INT32), {json.dumps(limit)}"
+    return None
 
 
 def _check_call(fc: Any, at: str) -> str | None:

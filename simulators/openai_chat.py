@@ -10,7 +10,9 @@ echoed tool call whose ``id``/``function.name``/``function.arguments`` is not a 
 arguments go back as the JSON *text*) or whose ``type`` is not ``function``, a
 ``tool`` message whose content is not a string or parts, a ``tool`` message that answers no
 preceding tool call (or answers one twice), and an assistant tool call left without its ``tool``
-message. Each answer is the API's 400 body: ``invalid_request_error`` with ``param`` and ``code``
+message, a ``max_tokens``/``max_completion_tokens`` that is not an integer >= 1, and a function
+tool whose name breaks ``^[a-zA-Z0-9_-]+$`` or whose ``parameters`` is not an object. Each answer
+is the API's 400 body: ``invalid_request_error`` with ``param`` and ``code``
 (``invalid_type``, ``invalid_value``, ``missing_required_parameter``).
 
 Script mapping: ``Turn.thinking`` is not sent (Chat Completions shows no reasoning);
@@ -26,6 +28,7 @@ call with ``"stop"``, not ``"tool_calls"``, and so does this simulator. There is
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,6 +38,7 @@ from ._core import SimRequest, SimResponse, json_response, sse
 from ._openai_common import BASE_HEADERS, STREAM_HEADERS, OpenAISimulator, arguments_text, split_arbitrarily, token_counts
 
 _FINISH = {"stop": "stop", "toolUse": "tool_calls", "length": "length", "error": "stop"}
+_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}\Z")
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
 FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
 
@@ -96,6 +100,14 @@ class OpenAIChatSimulator(OpenAISimulator):
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             return self.bad_request("Missing required parameter: 'messages'.", "messages", "missing_required_parameter")
+        for key in ("max_tokens", "max_completion_tokens"):
+            if body.get(key) is not None:
+                problem = self._positive_int(key, body[key], 1)
+                if problem is not None:
+                    return problem
+        problem = self._check_tools(body.get("tools"))
+        if problem is not None:
+            return problem
         if not body.get("tools"):
             if "parallel_tool_calls" in body:
                 return self.bad_request("parallel_tool_calls is only allowed when 'tools' are specified", "parallel_tool_calls")
@@ -167,6 +179,42 @@ class OpenAIChatSimulator(OpenAISimulator):
                     return self._missing(f"{at}.function.{key}")
                 if not isinstance(fn[key], str):
                     return self._invalid_type(f"{at}.function.{key}", "a string", fn[key])
+        return None
+
+    def _check_tools(self, tools: Any) -> SimResponse | None:
+        """``tools``: a list of ``{"type": "function", "function": {name, parameters?, ...}}``."""
+        if tools is None:
+            return None
+        if not isinstance(tools, list):
+            return self._invalid_type("tools", "an array", tools)
+        for k, t in enumerate(tools):
+            at = f"tools[{k}]"
+            if not isinstance(t, Mapping):
+                return self._invalid_type(at, "an object", t)
+            if t.get("type") == "custom":
+                continue
+            fn = t.get("function")
+            if not isinstance(fn, Mapping):
+                return self._missing(f"{at}.function") if fn is None else self._invalid_type(f"{at}.function", "an object", fn)
+            name = fn.get("name")
+            if not isinstance(name, str):
+                return self._missing(f"{at}.function.name") if name is None else self._invalid_type(f"{at}.function.name", "a string", name)
+            if not _TOOL_NAME.match(name):
+                return self.bad_request(
+                    f"Invalid '{at}.function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                    f"{at}.function.name", "invalid_value",
+                )
+            if "parameters" in fn and not isinstance(fn["parameters"], Mapping):
+                return self._invalid_type(f"{at}.function.parameters", "an object", fn["parameters"])
+        return None
+
+    def _positive_int(self, param: str, value: Any, minimum: int) -> SimResponse | None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return self._invalid_type(param, "an integer", value)
+        if value < minimum:
+            return self.bad_request(
+                f"Invalid '{param}': integer below minimum value. Expected a value >= {minimum}, but got {value} instead.", param, "integer_below_min_value"
+            )
         return None
 
     def _invalid_type(self, param: str, expected: str, value: Any) -> SimResponse:

@@ -10,7 +10,8 @@ nested form real traffic uses. No ``[DONE]``. It rejects, with the API's 400 bod
 ``function_call_output`` whose ``call_id`` matches no ``function_call`` in the input (by
 ``call_id`` or item ``id``), a ``function_call`` with no output after it, an echoed
 ``function_call`` whose ``call_id``, ``name`` or ``arguments`` is missing or not a string (the
-arguments go back as the JSON *text*), and an ``output`` that is not a string or a list.
+arguments go back as the JSON *text*), an ``output`` that is not a string or a list, and a
+``max_output_tokens`` that is not an integer >= 16.
 
 Script mapping: ``Turn.thinking`` becomes a reasoning item whose summary is the text and whose
 ``encrypted_content`` is ``Turn.thinking_signature`` (or a made-up token). Stop and content kinds:
@@ -75,6 +76,15 @@ class OpenAIResponsesSimulator(OpenAISimulator):
             return self.bad_request("We could not parse the JSON body of your request. The OpenAI API expects a JSON payload.")
         if not body.get("model"):
             return self.bad_request("Missing required parameter: 'model'.", "model", "missing_required_parameter")
+        limit = body.get("max_output_tokens")
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, int):
+                return self._invalid_type("max_output_tokens", "an integer", limit)
+            if limit < 16:
+                return self.bad_request(
+                    f"Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got {limit} instead.",
+                    "max_output_tokens", "integer_below_min_value",
+                )
         items = body.get("input")
         if not isinstance(items, (str, list)):
             return self.bad_request("Missing required parameter: 'input'.", "input", "missing_required_parameter")

@@ -199,3 +199,27 @@ def test_bedrock_results_must_answer_the_previous_turn_not_an_older_one():
     body = copy.deepcopy(BEDROCK)
     body["messages"] += [{"role": "assistant", "content": [{"text": "done"}]}, {"role": "user", "content": [{"toolResult": {"toolUseId": "tu_1", "content": [{"text": "again"}]}}]}]
     assert_real_400("bedrock", post("bedrock", body), "has no toolUse block in the previous turn")
+
+
+LIMITS = [
+    ("openai_chat", {"max_tokens": "100"}, "Invalid type for 'max_tokens': expected an integer"),
+    ("openai_chat", {"max_completion_tokens": 0}, "Invalid 'max_completion_tokens': integer below minimum value"),
+    ("openai_chat", {"tools": [{"type": "function", "function": {"name": "add me"}}]}, "string does not match pattern"),
+    ("openai_chat", {"tools": [{"type": "function", "function": {"name": "add", "parameters": "{}"}}]}, "Invalid type for 'tools[0].function.parameters'"),
+    ("openai_responses", {"max_output_tokens": 5}, "Expected a value >= 16, but got 5"),
+    ("anthropic", {"max_tokens": "100"}, "max_tokens: Input should be a valid integer"),
+    ("anthropic", {"max_tokens": 0}, "max_tokens: Input should be greater than or equal to 1"),
+    ("gemini", {"generationConfig": {"maxOutputTokens": "100"}}, "generation_config.max_output_tokens"),
+    ("bedrock", {"inferenceConfig": {"maxTokens": 0}}, "at 'inferenceConfig.maxTokens' failed to satisfy constraint"),
+]
+
+
+@pytest.mark.parametrize(("protocol", "extra", "words"), LIMITS)
+def test_request_knobs_of_the_wrong_type_or_range_are_rejected(protocol, extra, words):
+    assert_real_400(protocol, post(protocol, {**VALID[protocol], **extra}), words)
+
+
+@pytest.mark.parametrize(("protocol", "extra"), [("openai_chat", {"max_tokens": 1}), ("openai_responses", {"max_output_tokens": 16}), ("anthropic", {"max_tokens": 1}),
+                                                 ("gemini", {"generationConfig": {"maxOutputTokens": 1}}), ("bedrock", {"inferenceConfig": {"maxTokens": 1}})])  # fmt: skip
+def test_the_smallest_accepted_limits_pass(protocol, extra):
+    assert post(protocol, {**VALID[protocol], **extra}).status_code == 200
