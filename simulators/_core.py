@@ -15,7 +15,7 @@ import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlsplit
 
 from loopkit.errors import IncompleteScript, ScriptError
@@ -92,9 +92,9 @@ class Simulator:
 
     protocol: str = ""
     base_path: str = ""  # what an official SDK's base_url needs after the host (e.g. "/v1")
-    unsupported_kinds: dict[str, str] = {}
+    unsupported_kinds: ClassVar[Mapping[str, str]] = {}
     """Turn kinds (:data:`loopkit.script.KINDS`) this API has no form for, with the reason."""
-    wire_stop_values: frozenset[str] = frozenset()
+    wire_stop_values: ClassVar[frozenset[str]] = frozenset()
     """The values of the protocol's stop field, which ``Turn.wire_stop_reason`` may name."""
 
     def __init__(self, script: Script | list[Turn | str], *, model: str = "sim-model", chunk_size: int = 8) -> None:

@@ -31,7 +31,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 from urllib.parse import unquote
 
 from loopkit.messages import Usage
@@ -83,7 +84,7 @@ class BedrockSimulator(Simulator):
 
     protocol = "bedrock"
     base_path = ""
-    unsupported_kinds = {
+    unsupported_kinds: ClassVar[Mapping[str, str]] = {
         "refusal": "Converse has no refusal stop reason or content (a blocked answer is content_filter: stopReason content_filtered)",
         "pause_turn": "Converse has no paused-turn stop reason",
         "split_usage": "Converse reports usage once, in the metadata event",

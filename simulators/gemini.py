@@ -47,7 +47,7 @@ import base64
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from loopkit.messages import Usage
 from loopkit.script import HttpFault, MidStreamError, ScriptedCall, Turn
@@ -106,7 +106,7 @@ class GeminiSimulator(Simulator):
 
     protocol = "gemini"
     base_path = ""
-    unsupported_kinds = {
+    unsupported_kinds: ClassVar[Mapping[str, str]] = {
         "refusal": "Gemini has no refusal field: a refusal is plain text, and a blocked answer is content_filter (finishReason SAFETY)",
         "pause_turn": "Gemini has no paused-turn finish reason",
         "redacted_thinking": "Gemini sends thought summaries or nothing; its opaque reasoning state is the thoughtSignature on a part",

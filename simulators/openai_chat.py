@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from loopkit.script import MidStreamError, Turn
 
@@ -65,7 +65,7 @@ class OpenAIChatSimulator(OpenAISimulator):
     """
 
     protocol = "openai_chat"
-    unsupported_kinds = {
+    unsupported_kinds: ClassVar[Mapping[str, str]] = {
         "pause_turn": "Chat Completions has no paused-turn stop (finish_reason is stop, length, tool_calls or content_filter)",
         "redacted_thinking": "Chat Completions sends no reasoning content at all",
         "split_usage": "Chat Completions reports usage once, in the last chunk (stream_options.include_usage)",

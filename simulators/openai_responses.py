@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from loopkit.script import MidStreamError, Turn
 
@@ -46,7 +46,7 @@ class OpenAIResponsesSimulator(OpenAISimulator):
     """
 
     protocol = "openai_responses"
-    unsupported_kinds = {
+    unsupported_kinds: ClassVar[Mapping[str, str]] = {
         "stop_sequence": "the Responses API takes no stop sequences",
         "pause_turn": "the only paused form (incomplete_details.reason 'steered') exists on WebSocket sessions, not over HTTP",
         "split_usage": "the Responses API reports usage once, in the terminal response event",

@@ -20,7 +20,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..messages import AssistantMessage, TextContent, ThinkingContent, ToolResultMessage, Usage, user
+from ..messages import (
+    AssistantMessage,
+    TextContent,
+    ThinkingContent,
+    ToolResultMessage,
+    Usage,
+    user,
+)
 from ..script import Turn, call
 from ._case import Case, Context
 from ._fixtures import PROMPT, call_ids, finished, request

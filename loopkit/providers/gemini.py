@@ -51,6 +51,7 @@ Wire facts this adapter rests on (spec/wire.md §4):
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import threading
@@ -551,7 +552,7 @@ class GeminiStreamDecoder:
 
 
 class _PartialCall:
-    __slots__ = ("index", "id", "name", "signature", "args")
+    __slots__ = ("args", "id", "index", "name", "signature")
 
     def __init__(self, index: int, call_id: str, name: str, signature: str | None) -> None:
         self.index, self.id, self.name, self.signature = index, call_id, name, signature
@@ -592,7 +593,7 @@ def _apply_partial_arg(args: dict[str, Any], arg: Any) -> None:
     value = None if kind == "nullValue" else arg[kind]
     steps = _path_steps(arg.get("jsonPath"))
     node: Any = args
-    for step, nxt in zip(steps, steps[1:]):
+    for step, nxt in itertools.pairwise(steps):
         node = _child(node, step, [] if isinstance(nxt, int) else {})
     last = steps[-1]
     if isinstance(last, int):

@@ -4,8 +4,8 @@ adapters pass them all."""
 from __future__ import annotations
 
 import pytest
-
 from broken_kind_adapters import CHECKED, KIND_EXPECTED, broken_kind
+
 from loopkit.conformance import CASES
 from loopkit.conformance._kind_cases import KIND_CASES
 from loopkit.conformance._suite import Suite, select_cases
@@ -27,7 +27,7 @@ def test_every_kind_case_is_registered_and_proven_by_a_bug() -> None:
 
 
 def test_stop_sequence_case_fails_when_the_stop_sequence_is_read_as_a_length_stop() -> None:
-    from loopkit.providers.anthropic import MessagesStreamDecoder, AnthropicProvider
+    from loopkit.providers.anthropic import AnthropicProvider, MessagesStreamDecoder
 
     class SequenceAsLength(MessagesStreamDecoder):
         __slots__ = ()

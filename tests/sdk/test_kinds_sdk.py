@@ -16,8 +16,8 @@ openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
 genai = pytest.importorskip("google.genai")
 boto3 = pytest.importorskip("boto3")
-from botocore.config import Config  # noqa: E402
-from google.genai import types  # noqa: E402
+from botocore.config import Config
+from google.genai import types
 
 USAGE = Usage(input=10, output=50, total_tokens=60)
 REFUSAL = "I can't help with that."
