@@ -262,7 +262,7 @@ class OpenAIChatSimulator(OpenAISimulator):
         reason = _FINISH[turn.resolved_stop_reason]
         choice = self.options(request).get("tool_choice")
         if reason == "tool_calls" and isinstance(choice, Mapping) and choice.get("type") == "function":
-            return "stop"  # a forced named tool_choice ends the choice with "stop" (spec/wire.md §1)
+            return "stop"  # a forced named tool_choice ends the choice with "stop", as recorded traffic shows
         return reason
 
     def render_body(self, request: SimRequest, route: str, turn: Turn) -> SimResponse:

@@ -8,7 +8,7 @@ its kind (the simulator's own reason is shown). What loopkit expects of an adapt
 - a refusal is an ``error`` stop with ``error_type`` ``"refusal"`` and the refusal's text in the
   message text or ``error_message``; a content filter is an ``error`` stop with an ``error_type``
   naming the filter. Neither may look like a clean ``stop``;
-- a stop sequence and Anthropic's ``pause_turn`` are a ``stop`` with the text kept (loop.md §8.3);
+- a stop sequence and Anthropic's ``pause_turn`` are a ``stop`` with the text kept;
 - redacted thinking is kept as a redacted :class:`~loopkit.messages.ThinkingContent` and sent back
   unchanged on the next request;
 - reasoning tokens are part of the output count, and usage spread over several stream events adds
@@ -130,8 +130,8 @@ def check_redacted_thinking(ctx: Context) -> None:
 
 
 def _echoed_redacted(protocol: str, body: Any) -> list[Any]:
-    """The redacted-thinking data in a request body, as each API carries it back (wire.md §2.6,
-    §3.6, §5.8)."""
+    """The redacted-thinking data in a request body, as each API carries it back (a Responses
+    reasoning item, an Anthropic ``redacted_thinking`` block, a Bedrock ``redactedContent``)."""
     if not isinstance(body, Mapping):
         return []
     if protocol == "openai_responses":
@@ -165,11 +165,11 @@ def check_reasoning_tokens(ctx: Context) -> None:
 
 
 KIND_CASES: tuple[Case, ...] = (
-    Case("kind.refusal", "A refusal is an 'error' stop with error_type 'refusal' and its text kept, never a clean stop.", "wire.md §0.2, §1.4, §2.4, §3.3", check_refusal, _sendable(REFUSAL_TURN)),
-    Case("kind.content_filter", "An answer blocked by a content filter is an 'error' stop naming the filter, never a clean stop.", "wire.md §0.2", check_content_filter, _sendable(FILTER_TURN)),
-    Case("kind.stop_sequence", "An answer ended by a stop sequence is a 'stop' with its text.", "wire.md §0.2; loop.md §8.3", check_stop_sequence, _sendable(STOP_SEQUENCE_TURN)),
-    Case("kind.pause_turn", "A paused turn (pause_turn) is a 'stop' with its text kept.", "wire.md §3.3; loop.md §8.3", check_pause_turn, _sendable(PAUSE_TURN)),
-    Case("kind.redacted_thinking", "Redacted thinking is kept with its opaque data and sent back unchanged on the next request.", "wire.md §2.6, §3.6, §5.8", check_redacted_thinking, _sendable(Turn(redacted_thinking=REDACTED))),
-    Case("kind.usage_split", "Usage spread over several stream events adds up to the final counts.", "wire.md §3.4, §4.4", check_split_usage, _sendable(SPLIT_TURN)),
-    Case("kind.reasoning_tokens", "Reasoning tokens are counted in the output, even where the API reports them apart.", "wire.md §1.3, §2.3, §4.3", check_reasoning_tokens, _sendable(REASONING_TURN)),
+    Case("kind.refusal", "A refusal is an 'error' stop with error_type 'refusal' and its text kept, never a clean stop.", "SDK types: Chat message.refusal, Responses refusal part, Anthropic stop_reason refusal", check_refusal, _sendable(REFUSAL_TURN)),
+    Case("kind.content_filter", "An answer blocked by a content filter is an 'error' stop naming the filter, never a clean stop.", "SDK types: finish_reason / incomplete reason content_filter, SAFETY, content_filtered", check_content_filter, _sendable(FILTER_TURN)),
+    Case("kind.stop_sequence", "An answer ended by a stop sequence is a 'stop' with its text.", "SDK types: stop_reason / stopReason stop_sequence; finish_reason stop", check_stop_sequence, _sendable(STOP_SEQUENCE_TURN)),
+    Case("kind.pause_turn", "A paused turn (pause_turn) is a 'stop' with its text kept.", "SDK types: Anthropic StopReason pause_turn", check_pause_turn, _sendable(PAUSE_TURN)),
+    Case("kind.redacted_thinking", "Redacted thinking is kept with its opaque data and sent back unchanged on the next request.", "SDK types: RedactedThinkingBlock, redactedContent, reasoning encrypted_content", check_redacted_thinking, _sendable(Turn(redacted_thinking=REDACTED))),
+    Case("kind.usage_split", "Usage spread over several stream events adds up to the final counts.", "SDK types: Anthropic MessageDeltaUsage; Gemini usage_metadata per chunk", check_split_usage, _sendable(SPLIT_TURN)),
+    Case("kind.reasoning_tokens", "Reasoning tokens are counted in the output, even where the API reports them apart.", "SDK types: reasoning_tokens, thinking_tokens, thoughts_token_count", check_reasoning_tokens, _sendable(REASONING_TURN)),
 )

@@ -1,6 +1,6 @@
 """Vertex's streamed function-call arguments (``streamFunctionCallArguments``) become whole calls.
 
-The form (spec/wire.md §4.4; google-genai ``types.FunctionCall.partial_args`` / ``PartialArg``): a
+The form (google-genai ``types.FunctionCall.partial_args`` / ``PartialArg``): a
 part ``{"functionCall": {"name", "willContinue": true}}`` opens a call, ``partialArgs`` fragments
 fill it (``jsonPath`` + one typed value; a string streamed in pieces repeats its path), and a part
 without ``willContinue`` (usually ``{"functionCall": {}}``) closes it.
