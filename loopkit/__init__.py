@@ -85,6 +85,7 @@ __all__ = [
     "TurnEnd",
     "TurnStart",
     "Usage",
+    "UsageError",
     "UserMessage",
     "__version__",
     "arun",

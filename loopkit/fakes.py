@@ -70,6 +70,9 @@ def turn_events(turn: Turn, *, ids: Callable[[], str], chunk_size: int = 16, api
     size = turn.chunk_size or chunk_size
     events: list[StreamEvent] = [StartEvent(api, api, model)]  # positional: hot path
     index = 0
+    if turn.redacted_thinking is not None:
+        events += [ThinkingStartEvent(content_index=index, redacted=True), ThinkingEndEvent(content_index=index, thinking_signature=turn.redacted_thinking)]
+        index += 1
     if turn.thinking is not None:
         events.append(ThinkingStartEvent(content_index=index))
         events.extend([ThinkingDeltaEvent(content_index=index, delta=p) for p in _pieces(turn.thinking, size)])
@@ -84,6 +87,9 @@ def turn_events(turn: Turn, *, ids: Callable[[], str], chunk_size: int = 16, api
             events.extend([TextDeltaEvent(content_index=index, delta=p) for p in _pieces(text, size)])
         events.append(TextEndEvent(index))
         index += 1
+    if turn.refusal is not None:  # the refusal text is kept as a text block, as the adapters keep it
+        events += [TextStartEvent(index), TextDeltaEvent(index, turn.refusal), TextEndEvent(index)]
+        index += 1
     for c in turn.tool_calls:
         raw = c.arguments if isinstance(c.arguments, str) else dumps(c.arguments if type(c.arguments) is dict else dict(c.arguments), compact=False)
         events.append(ToolCallStartEvent(index, c.id or ids(), c.name))
@@ -94,7 +100,10 @@ def turn_events(turn: Turn, *, ids: Callable[[], str], chunk_size: int = 16, api
         events.append(ToolCallEndEvent(index, None, c.thought_signature))
         index += 1
     reason = turn.resolved_stop_reason
-    if reason == "error" or reason == "aborted":
+    if turn.refusal is not None or turn.content_filter:
+        message = turn.refusal if turn.refusal is not None else "the answer was blocked by a content filter"
+        events.append(ErrorEvent(error_message=message, error_type="refusal" if turn.refusal is not None else "content_filter", usage=turn.usage))
+    elif reason == "error" or reason == "aborted":
         events.append(ErrorEvent(reason=reason, error_message=turn.error or "aborted", usage=turn.usage))
     else:
         events.append(DoneEvent(reason, turn.usage))

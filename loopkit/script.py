@@ -101,6 +101,26 @@ class Turn:
         aborted: end the call with an ``aborted`` stop.
         faults: what goes wrong on the way (see the module docstring).
         chunk_size: characters per text or argument delta (None: the consumer's default).
+
+    The stop and content kinds below say *what* the model did; each simulator writes it the way
+    its API does (see :data:`KINDS` and each simulator's docstring), and refuses, when it is
+    built, a turn its API has no form for (:class:`UnsupportedTurn`):
+
+        stop_sequence: the model stopped at this stop sequence (a ``stop``).
+        refusal: the model refused, with this text (an ``error`` stop, ``error_type`` ``refusal``).
+        content_filter: a content filter / safety system blocked the answer (an ``error`` stop).
+        pause_turn: Anthropic paused a long-running turn (``stop_reason: pause_turn``).
+        redacted_thinking: an encrypted reasoning block with this opaque data, which the client
+            must send back unchanged.
+        reasoning_tokens: how many of the output tokens were reasoning (reported apart where the
+            API has a field for it; the output count always includes them).
+        split_usage: report the usage piece by piece over several stream events, as the API can
+            (Anthropic: input in ``message_start``, output in ``message_delta``; Gemini: a growing
+            ``usageMetadata`` on every chunk).
+        wire_stop_reason: the protocol's own stop value, sent exactly as written in its stop
+            field (``finish_reason``, ``incomplete_details.reason``, ``stop_reason``,
+            ``finishReason``, ``stopReason``): for values the kinds above do not name. It is not
+            protocol-neutral: a script using it belongs to one protocol.
     """
 
     text: str | None = None
@@ -113,6 +133,14 @@ class Turn:
     aborted: bool = False
     faults: tuple[Fault, ...] = ()
     chunk_size: int | None = None
+    stop_sequence: str | None = None
+    refusal: str | None = None
+    content_filter: bool = False
+    pause_turn: bool = False
+    redacted_thinking: str | None = None
+    reasoning_tokens: int | None = None
+    split_usage: bool = False
+    wire_stop_reason: str | None = None
 
     def __post_init__(self) -> None:
         if type(self.tool_calls) is not tuple:
@@ -127,6 +155,29 @@ class Turn:
             raise ScriptError(f"Turn.stop_reason must be one of {', '.join(STOP_REASONS)}; got {self.stop_reason!r}")
         if self.chunk_size is not None and self.chunk_size < 1:
             raise ScriptError(f"Turn.chunk_size must be at least 1; got {self.chunk_size}")
+        ends = [name for name in _ENDINGS if getattr(self, name) not in (None, False)]
+        if self.error is not None and ends:
+            ends.insert(0, "error")
+        if len(ends) > 1:
+            raise ScriptError(f"Turn sets {' and '.join(ends)}; a turn ends one way only")
+        if ends and self.stop_reason is not None and self.stop_reason != _KIND_STOP[ends[0]]:
+            raise ScriptError(f"Turn.{ends[0]} is a {_KIND_STOP[ends[0]]!r} stop, but stop_reason is {self.stop_reason!r}")
+        if self.stop_sequence == "":
+            raise ScriptError("Turn.stop_sequence must be a non-empty string (the sequence the model stopped at)")
+        if self.reasoning_tokens is not None and self.reasoning_tokens < 0:
+            raise ScriptError(f"Turn.reasoning_tokens must be at least 0; got {self.reasoning_tokens}")
+        if self.reasoning_tokens and self.usage is not None and self.reasoning_tokens > self.usage.output:
+            raise ScriptError(f"Turn.reasoning_tokens ({self.reasoning_tokens}) is more than usage.output ({self.usage.output}), which includes them")
+        if self.wire_stop_reason == "":
+            raise ScriptError("Turn.wire_stop_reason must be a non-empty string")
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        """The names of the :data:`KINDS` this turn uses (``length`` for a length stop)."""
+        out = [name for name in KINDS if name != "length" and getattr(self, name) not in (None, False, 0)]
+        if self.stop_reason == "length":
+            out.insert(0, "length")
+        return tuple(out)
 
     @property
     def resolved_stop_reason(self) -> StopReason:
@@ -135,6 +186,8 @@ class Turn:
             return "error"
         if self.aborted:
             return "aborted"
+        if self.refusal is not None or self.content_filter:
+            return "error"
         if self.stop_reason is not None:
             return self.stop_reason
         return "toolUse" if self.tool_calls else "stop"
@@ -145,6 +198,34 @@ class Turn:
             if isinstance(f, kind):
                 return f
         return None
+
+
+# the kinds that end a turn (at most one per turn) and the loopkit stop each one is
+_KIND_STOP: dict[str, str] = {"stop_sequence": "stop", "refusal": "error", "content_filter": "error", "pause_turn": "stop"}
+_ENDINGS = ("stop_sequence", "refusal", "content_filter", "pause_turn")
+
+KINDS: tuple[str, ...] = (
+    "length", "stop_sequence", "refusal", "content_filter", "pause_turn", "redacted_thinking", "reasoning_tokens", "split_usage",
+)  # fmt: skip
+"""The protocol-neutral stop and content kinds a :class:`Turn` can script (``length`` is
+``stop_reason="length"``; the others are Turn fields of the same name)."""
+
+
+class UnsupportedTurn(ScriptError):
+    """A simulator was given a turn its API has no form for.
+
+    Attributes:
+        protocol: the simulator's protocol name.
+        kind: the :data:`KINDS` name (or other feature) that protocol cannot send.
+        turn: the 1-based turn number in the script (None when unknown).
+    """
+
+    def __init__(self, protocol: str, kind: str, reason: str, *, turn: int | None = None) -> None:
+        where = f"turn {turn} " if turn is not None else ""
+        super().__init__(f"{protocol} simulator: {where}scripts {kind!r}, which the {protocol} API cannot send: {reason}")
+        self.protocol = protocol
+        self.kind = kind
+        self.turn = turn
 
 
 class Script(Sequence[Turn]):
@@ -205,8 +286,16 @@ _FAULT_KEYS: dict[str, type] = {
 }
 _TURN_FIELDS = {
     "text", "thinking", "thinking_signature", "tool_calls", "stop_reason", "usage",
-    "error", "aborted", "faults", "chunk_size",
+    "error", "aborted", "faults", "chunk_size", "stop_sequence", "refusal", "content_filter",
+    "pause_turn", "redacted_thinking", "reasoning_tokens", "split_usage", "wire_stop_reason",
 }  # fmt: skip
+
+
+_KIND_TYPES = (
+    ("stop_sequence", str, "a string"), ("refusal", str, "a string"), ("content_filter", bool, "true or false"),
+    ("pause_turn", bool, "true or false"), ("redacted_thinking", str, "a string"), ("reasoning_tokens", int, "an integer"),
+    ("split_usage", bool, "true or false"), ("wire_stop_reason", str, "a string"),
+)  # fmt: skip
 
 
 def _turn_from_data(data: Any, where: str) -> Turn:
@@ -237,6 +326,9 @@ def _turn_from_data(data: Any, where: str) -> Turn:
             faults.append(_FAULT_KEYS[key](**(fields or {})))
         except TypeError as exc:
             raise ScriptError(f"{fw}.{key}: {exc}") from None
+    for key, types, what in _KIND_TYPES:
+        if key in kw and kw[key] is not None and not isinstance(kw[key], types) or (key in kw and types is int and isinstance(kw[key], bool)):
+            raise ScriptError(f"{where}.{key}: expected {what}, got {type(kw[key]).__name__}")
     usage = kw.pop("usage", None)
     if usage is not None:
         if not isinstance(usage, Mapping):

@@ -8,6 +8,29 @@ Run one in process as an httpx transport (:func:`transport`) or as a real HTTP s
         client = anthropic.Anthropic(base_url=sim.base_url, api_key="test")
         ...
         sim.assert_complete()
+
+Every stop and content kind a :class:`~loopkit.script.Turn` can script is written the way each
+API writes it; where an API has no form for a kind, building the simulator raises
+:class:`~loopkit.script.UnsupportedTurn` naming the protocol and the kind (``-`` below):
+
+=================  ================  =============================  ========================  ==================  ================
+kind               openai_chat       openai_responses               anthropic                 gemini              bedrock
+=================  ================  =============================  ========================  ==================  ================
+length             length            incomplete: max_output_tokens  max_tokens                MAX_TOKENS          max_tokens
+stop_sequence      stop              -                              stop_sequence (+ which)   STOP                stop_sequence
+refusal            message.refusal   refusal content part           refusal (+ stop_details)  -                   -
+content_filter     content_filter    incomplete: content_filter     refusal                   SAFETY              content_filtered
+pause_turn         -                 -                              pause_turn                -                   -
+redacted_thinking  -                 reasoning item, no summary     redacted_thinking         -                   redactedContent
+reasoning_tokens   reasoning_tokens  reasoning_tokens               thinking_tokens           thoughtsTokenCount  in outputTokens
+split_usage        -                 -                              message_start/_delta      growing per chunk   -
+wire_stop_reason   finish_reason     incomplete_details.reason      stop_reason               finishReason        stopReason
+=================  ================  =============================  ========================  ==================  ================
+
+The adapters read a refusal as an ``error`` stop with ``error_type="refusal"`` (its text kept in
+the message text or the error message) and a content filter as an ``error`` stop whose
+``error_type`` names the filter: neither ever looks like a clean ``stop``. A stop sequence and a
+paused turn are a ``stop``.
 """
 
 from __future__ import annotations

@@ -15,11 +15,11 @@ import json
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import parse_qsl, urlsplit
 
 from loopkit.errors import HarnessError, ScriptError
-from loopkit.script import Delay, HttpFault, MidStreamError, Script, Truncate, Turn, incomplete_script, script_exhausted
+from loopkit.script import Delay, HttpFault, MidStreamError, Script, Truncate, Turn, UnsupportedTurn, incomplete_script, script_exhausted
 
 
 @dataclass(slots=True, kw_only=True)
@@ -95,6 +95,10 @@ class Simulator:
 
     protocol: str = ""
     base_path: str = ""  # what an official SDK's base_url needs after the host (e.g. "/v1")
+    unsupported_kinds: ClassVar[Mapping[str, str]] = {}
+    """Turn kinds (:data:`loopkit.script.KINDS`) this API has no form for, with the reason."""
+    wire_stop_values: ClassVar[frozenset[str]] = frozenset()
+    """The values of the protocol's stop field, which ``Turn.wire_stop_reason`` may name."""
 
     def __init__(self, script: Script | list[Turn | str], *, model: str = "sim-model", chunk_size: int = 8) -> None:
         self.script = Script.coerce(script)
@@ -106,6 +110,9 @@ class Simulator:
                     f"{self.protocol} simulator: turn {i + 1} is scripted as aborted, which no wire protocol "
                     "can send (the caller aborts); abort the run with abort_signal instead"
                 )
+            problem = self.cannot_send(turn)
+            if problem is not None:
+                raise UnsupportedTurn(self.protocol, problem[0], problem[1], turn=i + 1)
         self.model = model
         self.chunk_size = chunk_size
         self.requests: list[SimRequest] = []
@@ -114,6 +121,20 @@ class Simulator:
         self._next = 0
         self._ids = 0
         self._lock = threading.Lock()
+
+    @classmethod
+    def cannot_send(cls, turn: Turn) -> tuple[str, str] | None:
+        """``(kind, reason)`` when this API has no form for something ``turn`` scripts, else None
+        (the scenario runner skips such a scenario on this protocol with the reason)."""
+        if cls.unsupported_kinds:
+            for kind in turn.kinds:
+                reason = cls.unsupported_kinds.get(kind)
+                if reason is not None:
+                    return kind, reason
+        wire = turn.wire_stop_reason
+        if wire is not None and wire not in cls.wire_stop_values:
+            return "wire_stop_reason", f"{wire!r} is not one of its stop values ({', '.join(sorted(cls.wire_stop_values))})"
+        return None
 
     # --- what a protocol module writes ----------------------------------------------------
 

@@ -93,7 +93,7 @@ def token_counts(turn: Turn, request_body: bytes, output_chars: int) -> tuple[in
     u: Usage | None = turn.usage
     if u is None:
         prompt = max(1, len(request_body) // 4)
-        completion = max(1, output_chars // 4)
+        completion = max(1, output_chars // 4) + (turn.reasoning_tokens or 0)  # output includes reasoning
         return prompt, completion, prompt + completion, 0, 0
     prompt = u.input + u.cache_read + u.cache_write
     total = u.total_tokens or prompt + u.output

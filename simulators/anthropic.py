@@ -5,12 +5,17 @@ what the real API checks where tests depend on it, with the API's own error bodi
 
 - auth: ``x-api-key`` or ``Authorization: Bearer`` (SDK 2.x) is required (401
   ``authentication_error``); ``anthropic-version`` is required (400), any value is accepted;
-- ``model``, ``max_tokens`` and ``messages`` are required;
+- ``model``, ``max_tokens`` (an integer >= 1) and ``messages`` are required;
 - every ``tool_result`` must answer a ``tool_use`` of the immediately preceding assistant
   message, and every ``tool_use`` must be answered in the next message (400, ``x-should-retry:
   false``); an error ``tool_result`` needs content; text blocks must be non-empty;
 - ``tool_choice`` ``none`` takes no ``disable_parallel_tool_use``; ``any``/``tool`` are refused
-  with extended thinking on.
+  with extended thinking on;
+- field types: an echoed ``tool_use`` needs string ``id``/``name`` and an *object* ``input``
+  (never the JSON text), ids unique within a message; ``tool_result`` needs a string
+  ``tool_use_id`` and string-or-list ``content``; ``thinking`` needs ``thinking`` and ``signature``,
+  ``redacted_thinking`` its ``data``; custom tools need a name matching ``^[a-zA-Z0-9_-]{1,64}$``,
+  unique, and an ``input_schema`` of ``type: object``.
 
 Streams follow the real service: ``event:`` lines, a ``ping`` after the first block starts,
 ``input_json_delta`` starting with an empty fragment, ``signature_delta`` just before a thinking
@@ -19,12 +24,21 @@ block stops, cumulative usage in ``message_delta``, ``message_stop`` last, no ``
 
 Stop reasons (the Turn's normalised one -> wire): stop ``end_turn``, toolUse ``tool_use``, length
 ``max_tokens``, error ``refusal`` (with ``stop_details`` carrying ``Turn.error``). A server cannot
-express ``aborted``: such a turn is refused when the simulator is built.
+express ``aborted``: such a turn is refused when the simulator is built. Stop and content kinds:
+``stop_sequence`` is ``stop_reason: "stop_sequence"`` with the sequence in ``stop_sequence``;
+``refusal`` is ``stop_reason: "refusal"`` with the text as ``stop_details.explanation`` (any
+``Turn.text`` streams first); ``content_filter`` is the same stop with no explanation (the API's
+safety classifiers end a turn this way); ``pause_turn`` is ``stop_reason: "pause_turn"``;
+``redacted_thinking`` a ``redacted_thinking`` block (whole in ``content_block_start``, no deltas);
+``reasoning_tokens`` ``usage.output_tokens_details.thinking_tokens``; ``split_usage`` keeps the
+input counts in ``message_start`` and sends only ``output_tokens`` in ``message_delta``;
+``wire_stop_reason`` any ``stop_reason``.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from json.encoder import encode_basestring as _encode_str  # ensure_ascii=False, like sse()
 from typing import Any
 
@@ -57,6 +71,7 @@ _DEFAULT_MESSAGES = {
     "overloaded_error": "Overloaded",
 }
 _WIRE_STOP = {"stop": "end_turn", "toolUse": "tool_use", "length": "max_tokens", "error": "refusal"}
+STOP_REASONS = frozenset({"end_turn", "max_tokens", "stop_sequence", "tool_use", "pause_turn", "refusal", "model_context_window_exceeded"})
 
 
 def _retryable(status: int) -> bool:
@@ -70,6 +85,7 @@ class AnthropicSimulator(Simulator):
     """
 
     protocol = "anthropic"
+    wire_stop_values = STOP_REASONS
     base_path = ""  # the SDK's base_url is the host; it appends /v1/messages itself
 
     _parsed: tuple[SimRequest | None, Any] = (None, None)
@@ -100,6 +116,11 @@ class AnthropicSimulator(Simulator):
         for key in ("model", "max_tokens", "messages"):
             if key not in body:
                 return self._bad(f"{key}: Field required")
+        limit = body["max_tokens"]
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            return self._bad("max_tokens: Input should be a valid integer")
+        if limit < 1:
+            return self._bad("max_tokens: Input should be greater than or equal to 1")
         messages = body["messages"]
         if not isinstance(messages, list) or not messages:
             return self._bad("messages: at least one message is required")
@@ -107,7 +128,7 @@ class AnthropicSimulator(Simulator):
         # last valid one's history (a loop resends it every round), only the tail needs checking.
         prev = self._valid_history
         start = len(prev) - 1 if prev and len(messages) >= len(prev) and messages[: len(prev)] == prev else 0
-        problem = _check_messages(messages, max(start, 0)) or _check_tool_choice(body)
+        problem = _check_messages(messages, max(start, 0)) or _check_tool_choice(body) or _check_tools(body)
         if problem:
             return self._bad(problem)
         self._valid_history = messages
@@ -145,28 +166,41 @@ class AnthropicSimulator(Simulator):
         """Ids, blocks, stop reason and usage of the answer, shared by both renderings."""
         body = self._body(request) or {}
         blocks: list[dict[str, Any]] = []
+        if turn.redacted_thinking is not None:
+            blocks.append({"type": "redacted_thinking", "data": turn.redacted_thinking})
         if turn.thinking is not None:
             blocks.append({"type": "thinking", "thinking": turn.thinking, "signature": turn.thinking_signature or self.new_id("sig_sim")})
         if turn.text:
             blocks.append({"type": "text", "text": turn.text})
         for c in turn.tool_calls:
             blocks.append({"type": "tool_use", "id": c.id or self.new_id("toolu_sim"), "name": c.name, "args": _args_text(c)})
-        stop = _WIRE_STOP[turn.resolved_stop_reason]
+        if turn.wire_stop_reason is not None:
+            stop = turn.wire_stop_reason
+        elif turn.stop_sequence is not None:
+            stop = "stop_sequence"
+        elif turn.pause_turn:
+            stop = "pause_turn"
+        else:
+            stop = _WIRE_STOP[turn.resolved_stop_reason]
+        explanation = turn.refusal if turn.refusal is not None else None if turn.content_filter else turn.error
         u = turn.usage
         prompt = len(request.body) // 4 + 1  # a deterministic stand-in for a token count
-        produced = sum(len(b.get("text") or b.get("thinking") or b.get("args") or "") for b in blocks) // 4 + 1
-        usage = {
+        produced = sum(len(b.get("text") or b.get("thinking") or b.get("args") or "") for b in blocks) // 4 + 1 + (turn.reasoning_tokens or 0)
+        usage: dict[str, Any] = {
             "input_tokens": u.input if u else prompt,
             "cache_creation_input_tokens": u.cache_write if u else 0,
             "cache_read_input_tokens": u.cache_read if u else 0,
             "output_tokens": u.output if u else produced,
         }
+        if turn.reasoning_tokens is not None:
+            usage["output_tokens_details"] = {"thinking_tokens": turn.reasoning_tokens}
         return {
             "id": self.new_id("msg_sim"),
             "model": body.get("model") or self.model,
             "blocks": blocks,
             "stop": stop,
-            "stop_details": {"type": "refusal", "category": None, "explanation": turn.error} if stop == "refusal" else None,
+            "stop_sequence": turn.stop_sequence,
+            "stop_details": {"type": "refusal", "category": None, "explanation": explanation} if stop == "refusal" else None,
             "usage": usage,
         }
 
@@ -185,7 +219,7 @@ class AnthropicSimulator(Simulator):
             "model": plan["model"],
             "content": content,
             "stop_reason": plan["stop"],
-            "stop_sequence": None,
+            "stop_sequence": plan["stop_sequence"],
             "usage": {**plan["usage"], "service_tier": "standard"},
         }
         if plan["stop_details"]:
@@ -197,6 +231,7 @@ class AnthropicSimulator(Simulator):
         size = turn.chunk_size or self.chunk_size
         usage = plan["usage"]
         start_usage = {**usage, "output_tokens": 1, "service_tier": "standard"}
+        start_usage.pop("output_tokens_details", None)
         events = [
             sse(
                 {
@@ -212,7 +247,9 @@ class AnthropicSimulator(Simulator):
         blocks = plan["blocks"]
         for i, b in enumerate(blocks):
             t = b["type"]
-            if t == "thinking":
+            if t == "redacted_thinking":
+                start = b
+            elif t == "thinking":
                 start = {"type": "thinking", "thinking": "", "signature": ""}
             elif t == "text":
                 start = {"type": "text", "text": ""}
@@ -221,7 +258,9 @@ class AnthropicSimulator(Simulator):
             events.append(sse({"type": "content_block_start", "index": i, "content_block": start}, "content_block_start"))
             if i == 0:
                 events.append(sse({"type": "ping"}, "ping"))
-            if t == "thinking":
+            if t == "redacted_thinking":
+                pass  # the whole block came in content_block_start
+            elif t == "thinking":
                 for piece in self.chunks_of(b["thinking"], size):
                     events.append(_delta(i, "thinking_delta", "thinking", piece))
                 events.append(_delta(i, "signature_delta", "signature", b["signature"]))
@@ -236,9 +275,11 @@ class AnthropicSimulator(Simulator):
             cut_short = plan["stop"] == "max_tokens" and t == "tool_use" and i == len(blocks) - 1
             if not cut_short:
                 events.append(sse({"type": "content_block_stop", "index": i}, "content_block_stop"))
-        delta: dict[str, Any] = {"stop_reason": plan["stop"], "stop_sequence": None}
+        delta: dict[str, Any] = {"stop_reason": plan["stop"], "stop_sequence": plan["stop_sequence"]}
         if plan["stop_details"]:
             delta["stop_details"] = plan["stop_details"]
+        if turn.split_usage:  # the input counts stay in message_start, as older traffic has it
+            usage = {k: v for k, v in usage.items() if k in ("output_tokens", "output_tokens_details")}
         events.append(sse({"type": "message_delta", "delta": delta, "usage": usage}, "message_delta"))
         events.append(sse({"type": "message_stop"}, "message_stop"))
         headers = {
@@ -281,7 +322,15 @@ def _content_blocks(message: dict[str, Any]) -> list[Any]:
 
 
 def _check_messages(messages: list[Any], start: int = 0) -> str | None:
-    """The API's message checks, from message ``start`` on (earlier ones passed before)."""
+    """The API's message checks, from message ``start`` on (earlier ones passed before): the
+    field types of every block first (the request schema), then the rules between messages."""
+    for i in range(start, len(messages)):
+        m = messages[i]
+        if isinstance(m, dict) and isinstance(m.get("content"), list):
+            for j, b in enumerate(m["content"]):
+                problem = _check_block(b, f"messages.{i}.content.{j}", m.get("role", "")) if isinstance(b, dict) else None
+                if problem:
+                    return problem
     for i in range(start, len(messages)):
         m = messages[i]
         if not isinstance(m, dict) or m.get("role") not in ("user", "assistant"):
@@ -313,6 +362,13 @@ def _check_messages(messages: list[Any], start: int = 0) -> str | None:
                         f"messages.{i}.content.{j}: unexpected `tool_use_id` found in `tool_result` blocks: {b.get('tool_use_id')}. "
                         "Each `tool_result` block must have a corresponding `tool_use` block in the previous message."
                     )
+        if m["role"] == "assistant":
+            seen: set[Any] = set()
+            for j, b in enumerate(content):
+                if b.get("type") == "tool_use":
+                    if b.get("id") in seen:
+                        return f"messages.{i}.content.{j}: `tool_use` ids must be unique"
+                    seen.add(b.get("id"))
         if m["role"] == "assistant" and i < len(messages) - 1:
             uses = [b.get("id") for b in content if b.get("type") == "tool_use"]
             nxt = messages[i + 1] if isinstance(messages[i + 1], dict) else {}
@@ -323,6 +379,71 @@ def _check_messages(messages: list[Any], start: int = 0) -> str | None:
                     f"messages.{i}: `tool_use` ids were found without `tool_result` blocks immediately after: {', '.join(map(str, missing))}. "
                     "Each `tool_use` block must have a corresponding `tool_result` block in the next message."
                 )
+    return None
+
+
+_TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def _check_block(b: dict[str, Any], at: str, role: str) -> str | None:
+    """The field types the API checks on one content block (pydantic-style messages)."""
+    t = b.get("type")
+    if t == "tool_use":
+        if role != "assistant":
+            return f"{at}: `tool_use` blocks can only be in `assistant` messages"  # (unverified wording)
+        for key in ("id", "name"):
+            if not isinstance(b.get(key), str):
+                return f"{at}.tool_use.{key}: " + ("Field required" if key not in b else "Input should be a valid string")
+        if "input" not in b:
+            return f"{at}.tool_use.input: Field required"
+        if not isinstance(b["input"], dict):
+            return f"{at}.tool_use.input: Input should be a valid dictionary"
+    elif t == "tool_result":
+        if role != "user":
+            return f"{at}: `tool_result` blocks can only be in `user` messages"  # (unverified wording)
+        if not isinstance(b.get("tool_use_id"), str):
+            return f"{at}.tool_result.tool_use_id: " + ("Field required" if "tool_use_id" not in b else "Input should be a valid string")
+        if "content" in b and not isinstance(b["content"], (str, list)):
+            return f"{at}.tool_result.content: Input should be a valid list"
+    elif t == "thinking":
+        for key in ("thinking", "signature"):
+            if not isinstance(b.get(key), str):
+                return f"{at}.thinking.{key}: " + ("Field required" if key not in b else "Input should be a valid string")
+    elif t == "redacted_thinking":
+        if not isinstance(b.get("data"), str):
+            return f"{at}.redacted_thinking.data: " + ("Field required" if "data" not in b else "Input should be a valid string")
+    elif t == "text":
+        if not isinstance(b.get("text"), str):
+            return f"{at}.text.text: Input should be a valid string"
+    return None
+
+
+def _check_tools(body: dict[str, Any]) -> str | None:
+    tools = body.get("tools")
+    if tools is None:
+        return None
+    if not isinstance(tools, list):
+        return "tools: Input should be a valid list"
+    names: set[str] = set()
+    for k, tool in enumerate(tools):
+        if not isinstance(tool, dict):
+            return f"tools.{k}: Input should be a valid dictionary"
+        if "type" in tool and tool["type"] != "custom":
+            continue  # server tools (web_search_20250305 ...) have their own shapes
+        name = tool.get("name")
+        if not isinstance(name, str) or not _TOOL_NAME.match(name):
+            return f"tools.{k}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{{1,64}}$'"
+        if name in names:
+            return "tools: Tool names must be unique."
+        names.add(name)
+        schema = tool.get("input_schema")
+        if not isinstance(schema, dict):
+            return f"tools.{k}.custom.input_schema: Field required" if schema is None else f"tools.{k}.custom.input_schema: Input should be a valid dictionary"
+        if schema.get("type") != "object":
+            return f"tools.{k}.custom.input_schema.type: Input should be 'object'"
+    choice = body.get("tool_choice")
+    if isinstance(choice, dict) and choice.get("type") == "tool" and isinstance(choice.get("name"), str) and choice["name"] not in names:
+        return f"tool_choice.tool.name: Tool '{choice['name']}' not found in tools"  # (unverified wording)
     return None
 
 

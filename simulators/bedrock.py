@@ -8,12 +8,19 @@ with ``endpoint_url=sim.url`` and dummy credentials; signatures are never checke
 
 Requests are rejected as the real API rejects them where a test depends on it, with a 400
 ``ValidationException``: ``toolUse``/``toolResult`` history without ``toolConfig``, a ``toolChoice``
-naming an undeclared tool, blank text blocks, roles that do not alternate, a ``toolResult`` for an
-unknown ``toolUseId``, a bad ``toolResult.status``.
+naming an undeclared tool, blank text blocks, roles that do not alternate, an echoed ``toolUse``
+whose ``input`` is not a JSON object, a ``toolResult`` that answers no ``toolUse`` of the previous
+turn, a ``toolUse`` left unanswered by the next message, more results than calls, result content
+that is not a list of known blocks, a bad ``toolResult.status``, an ``inferenceConfig.maxTokens``
+that is not an integer >= 1.
 
 Script mapping: stop ``stop`` -> ``end_turn``, ``length`` -> ``max_tokens``, ``toolUse`` ->
-``tool_use``. ``wire_stop_reasons={turn_index: "guardrail_intervened", ...}`` sends any other
-``stopReason``. A turn with ``error`` ends a stream with a ``modelStreamErrorException`` and a
+``tool_use``; ``Turn.stop_sequence`` -> ``stop_sequence``, ``Turn.content_filter`` ->
+``content_filtered``, ``Turn.wire_stop_reason`` any other ``stopReason`` (e.g.
+``guardrail_intervened``); ``Turn.redacted_thinking`` a ``reasoningContent.redactedContent`` block
+(the data is the blob's base64 text); ``Turn.reasoning_tokens`` has no field (``outputTokens``
+includes them). There is no form for ``refusal`` (no such stop reason or content), ``pause_turn``
+or ``split_usage`` (usage comes once, in ``metadata``). A turn with ``error`` ends a stream with a ``modelStreamErrorException`` and a
 body request with HTTP 424 ``ModelErrorException``. ``aborted`` cannot travel on a wire (an abort
 is the client's act): such a turn is refused when the simulator is built. Faults: :class:`~loopkit.script.HttpFault` gives
 the real error body and ``x-amzn-errortype``; :class:`~loopkit.script.MidStreamError` an exception
@@ -25,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import unquote
 
 from loopkit.messages import Usage
@@ -59,6 +66,10 @@ _DEFAULT_MESSAGES: dict[str, str] = {
     "ServiceUnavailableException": "Bedrock is unable to process your request.",
 }
 _STOP_REASONS = {"stop": "end_turn", "length": "max_tokens", "toolUse": "tool_use"}
+STOP_REASONS = frozenset({
+    "end_turn", "tool_use", "max_tokens", "stop_sequence", "guardrail_intervened", "content_filtered",
+    "malformed_model_output", "malformed_tool_use", "model_context_window_exceeded",
+})  # fmt: skip
 _PAD = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 
@@ -67,24 +78,27 @@ class BedrockSimulator(Simulator):
 
     Args:
         script: the turns to answer with.
-        wire_stop_reasons: ``stopReason`` to send for a turn (0-based index), overriding the mapping.
         require_auth: answer 403 when a request carries no ``Authorization`` header.
         (other options as :class:`simulators.Simulator`)
     """
 
     protocol = "bedrock"
     base_path = ""
+    unsupported_kinds: ClassVar[Mapping[str, str]] = {
+        "refusal": "Converse has no refusal stop reason or content (a blocked answer is content_filter: stopReason content_filtered)",
+        "pause_turn": "Converse has no paused-turn stop reason",
+        "split_usage": "Converse reports usage once, in the metadata event",
+    }
+    wire_stop_values = STOP_REASONS
 
     def __init__(
         self,
         script: Script | list[Turn | str],
         *,
-        wire_stop_reasons: Mapping[int, str] | None = None,
         require_auth: bool = True,
         **options: Any,
     ) -> None:
         super().__init__(script, **options)
-        self.wire_stop_reasons = dict(wire_stop_reasons or {})
         self.require_auth = require_auth
         self._request_ids = 0
         self._valid = _ValidHistory()
@@ -143,20 +157,20 @@ class BedrockSimulator(Simulator):
 
     # --- answers ----------------------------------------------------------------------------
 
-    def _turn_index(self) -> int:
-        return self._next - 1  # the core advanced past the turn being rendered
-
     def _stop_reason(self, turn: Turn) -> str:
-        wire = self.wire_stop_reasons.get(self._turn_index())
-        if wire is not None:
-            return wire
+        if turn.wire_stop_reason is not None:
+            return turn.wire_stop_reason
+        if turn.stop_sequence is not None:
+            return "stop_sequence"
+        if turn.content_filter:
+            return "content_filtered"
         return _STOP_REASONS.get(turn.resolved_stop_reason, "end_turn")
 
     def _usage(self, request: SimRequest, turn: Turn) -> dict[str, int]:
         u = turn.usage
         if u is None:
             out_chars = len(turn.text or "") + len(turn.thinking or "") + sum(len(_input_text(c)) for c in turn.tool_calls)
-            u = Usage(input=max(1, len(request.body) // 4), output=max(1, out_chars // 4))
+            u = Usage(input=max(1, len(request.body) // 4), output=max(1, out_chars // 4) + (turn.reasoning_tokens or 0))
         data = {"inputTokens": u.input, "outputTokens": u.output, "totalTokens": u.total_tokens or u.input + u.output}
         if u.cache_read:
             data["cacheReadInputTokens"] = u.cache_read
@@ -168,9 +182,11 @@ class BedrockSimulator(Simulator):
         return call.id or self.new_id("tooluse_loopkitsim00000000")  # tooluse_ + 22 characters, as the service's
 
     def render_body(self, request: SimRequest, route: str, turn: Turn) -> SimResponse:
-        if turn.error is not None and self._turn_index() not in self.wire_stop_reasons:
+        if turn.error is not None and turn.wire_stop_reason is None:
             return self.error_response(424, turn.error, "ModelErrorException")
         content: list[dict[str, Any]] = []
+        if turn.redacted_thinking is not None:
+            content.append({"reasoningContent": {"redactedContent": turn.redacted_thinking}})
         if turn.thinking is not None:
             text: dict[str, Any] = {"text": turn.thinking}
             if turn.thinking_signature is not None:
@@ -201,6 +217,10 @@ class BedrockSimulator(Simulator):
         size = turn.chunk_size or self.chunk_size
         send("messageStart", {"role": "assistant"})
         index = 0
+        if turn.redacted_thinking is not None:
+            send("contentBlockDelta", {"contentBlockIndex": index, "delta": {"reasoningContent": {"redactedContent": turn.redacted_thinking}}})
+            send("contentBlockStop", {"contentBlockIndex": index})
+            index += 1
         if turn.thinking is not None:
             for piece in self.chunks_of(turn.thinking, size):
                 send("contentBlockDelta", {"contentBlockIndex": index, "delta": {"reasoningContent": {"text": piece}}})
@@ -222,7 +242,7 @@ class BedrockSimulator(Simulator):
                 send("contentBlockDelta", {"contentBlockIndex": index, "delta": {"toolUse": {"input": piece}}})
             send("contentBlockStop", {"contentBlockIndex": index})
             index += 1
-        if turn.error is not None and self._turn_index() not in self.wire_stop_reasons:
+        if turn.error is not None and turn.wire_stop_reason is None:
             frames.append(self.stream_error_event(MidStreamError(message=turn.error, error_type="modelStreamErrorException")))
         else:
             send("messageStop", {"stopReason": self._stop_reason(turn)})
@@ -239,9 +259,12 @@ def _input_text(call: ScriptedCall) -> str:
 
 
 def _input_document(call: ScriptedCall) -> Any:
-    """``toolUse.input`` of a body: a Document; broken argument text travels as a JSON string."""
+    """``toolUse.input`` of a body: a Document (``""``, a no-argument call, is ``{}`` as the
+    service sends it); broken argument text travels as a JSON string."""
     if not isinstance(call.arguments, str):
         return dict(call.arguments)
+    if not call.arguments.strip():
+        return {}
     try:
         return json.loads(call.arguments)
     except ValueError:
@@ -252,12 +275,12 @@ class _ValidHistory:
     """The messages of the last request that passed validation and what checking them found, so
     a request that repeats them (a loop resends them every round) checks only its new tail."""
 
-    __slots__ = ("messages", "uses_tools", "tool_use_ids")
+    __slots__ = ("messages", "uses_tools", "pending")
 
     def __init__(self) -> None:
         self.messages: list[Any] = []
         self.uses_tools = False
-        self.tool_use_ids: set[str] = set()
+        self.pending: list[str] = []  # toolUse ids of the last message when it is the assistant's
 
 
 _sorted_json = json.JSONEncoder(sort_keys=True, separators=(",", ":"), check_circular=False).encode  # one encoder for every event
@@ -272,6 +295,13 @@ def _validation_problem(body: dict[str, Any], valid: _ValidHistory | None = None
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return "1 validation error detected: Value at 'messages' failed to satisfy constraint: Member must not be null"
+    config = body.get("inferenceConfig")
+    if isinstance(config, dict) and config.get("maxTokens") is not None:
+        limit = config["maxTokens"]
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            return "Malformed input request: inferenceConfig.maxTokens must be an integer"
+        if limit < 1:
+            return f"1 validation error detected: Value '{limit}' at 'inferenceConfig.maxTokens' failed to satisfy constraint: Member must have value greater than or equal to 1"
     tool_config = body.get("toolConfig")
     declared: set[str] = set()
     if tool_config is not None:
@@ -279,12 +309,12 @@ def _validation_problem(body: dict[str, Any], valid: _ValidHistory | None = None
         if problem:
             return problem
     uses_tools = False
-    tool_use_ids: set[str] = set()
+    pending: list[str] = []  # toolUse ids of the previous message, which the next one must answer
     previous = None
     start = 0
     if valid is not None and valid.messages and len(messages) >= len(valid.messages) and messages[: len(valid.messages)] == valid.messages:
         start = len(valid.messages)
-        uses_tools, tool_use_ids, previous = valid.uses_tools, set(valid.tool_use_ids), valid.messages[-1]["role"]
+        uses_tools, pending, previous = valid.uses_tools, list(valid.pending), valid.messages[-1]["role"]
     for i in range(start, len(messages)):
         message = messages[i]
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
@@ -295,6 +325,8 @@ def _validation_problem(body: dict[str, Any], valid: _ValidHistory | None = None
         if role == previous:
             return "A conversation must alternate between user and assistant roles. Make sure the conversation alternates between user and assistant roles and try again."
         previous = role
+        uses: list[str] = []
+        results: list[str] = []
         content = message.get("content")
         if not isinstance(content, list) or not content:
             return f"The content field in the Message object at messages.{i} is empty. Add a ContentBlock object to the content field and try again."
@@ -311,26 +343,45 @@ def _validation_problem(body: dict[str, Any], valid: _ValidHistory | None = None
                     return f"messages.{i}: toolUse blocks are only allowed in assistant messages"
                 if not isinstance(value, dict) or not {"toolUseId", "name", "input"} <= value.keys():
                     return f"Malformed input request: messages.{i}: toolUse needs toolUseId, name and input"
-                tool_use_ids.add(value["toolUseId"])
+                if not isinstance(value["input"], dict):
+                    return f"The format of the value at messages.{i}.content.{content.index(block)}.toolUse.input is invalid. Provide a json object for the field and try again."
+                if not isinstance(value["toolUseId"], str) or not isinstance(value["name"], str):
+                    return f"Malformed input request: messages.{i}: toolUse toolUseId and name must be strings"
+                uses.append(value["toolUseId"])
             elif kind == "toolResult":
                 uses_tools = True
                 if role != "user":
                     return f"messages.{i}: toolResult blocks are only allowed in user messages"
-                if not isinstance(value, dict) or value.get("toolUseId") not in tool_use_ids:
+                if not isinstance(value, dict) or value.get("toolUseId") not in pending:
                     return (
                         "The toolUse and toolResult blocks do not match: a toolResult block's toolUseId "
-                        f"({value.get('toolUseId') if isinstance(value, dict) else None!r}) has no toolUse block in an earlier turn."
+                        f"({value.get('toolUseId') if isinstance(value, dict) else None!r}) has no toolUse block in the previous turn."
                     )
+                results.append(value["toolUseId"])
                 if value.get("status", "success") not in ("success", "error"):
                     return f"1 validation error detected: Value at 'messages.{i + 1}.member.content.toolResult.status' failed to satisfy constraint: Member must satisfy enum value set: [success, error]"
                 if not isinstance(value.get("content"), list):
                     return f"Malformed input request: messages.{i}: toolResult.content must be a list"
+                for item in value["content"]:
+                    if not isinstance(item, dict) or len(item) != 1 or next(iter(item)) not in ("text", "json", "image", "document", "video", "searchResult"):
+                        return f"Malformed input request: messages.{i}: a ToolResultContentBlock must be one of text, json, image, document, video, searchResult"
+                    if "text" in item and not isinstance(item["text"], str):
+                        return f"Malformed input request: messages.{i}: toolResult text must be a string"
+                    if "json" in item and not isinstance(item["json"], dict):
+                        return f"The format of the value at messages.{i}.content.{content.index(block)}.toolResult.content.json is invalid. Provide a json object for the field and try again."
             elif kind not in ("image", "document", "video", "reasoningContent", "cachePoint", "guardContent", "citationsContent"):
                 return f"Malformed input request: messages.{i}: unknown content block {kind!r}"
+        if role == "user" and pending:
+            missing = [u for u in pending if u not in results]
+            if missing:
+                return f"Expected toolResult blocks at messages.{i}.content for the following Ids: {', '.join(missing)}"
+            if len(results) > len(pending):
+                return f"The number of toolResult blocks at messages.{i}.content exceeds the number of toolUse blocks of previous turn."
+        pending = uses
     if uses_tools and tool_config is None:
         return "The toolConfig field must be defined when using toolUse and toolResult content blocks."
     if valid is not None:
-        valid.messages, valid.uses_tools, valid.tool_use_ids = messages, uses_tools, tool_use_ids
+        valid.messages, valid.uses_tools, valid.pending = messages, uses_tools, pending
     return None
 
 

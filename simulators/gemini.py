@@ -20,12 +20,22 @@ How a :class:`~loopkit.script.Turn` renders:
 - ``stop_reason`` ``length`` -> ``MAX_TOKENS``. ``error`` -> that finish reason when the text is
   one (``"SAFETY"`` or ``"SAFETY: why"``), else ``OTHER`` with the text as ``finishMessage``.
   An ``aborted`` turn is refused when the simulator is built (the client aborts, not the server).
+- Stop and content kinds: ``stop_sequence`` is ``STOP`` (Gemini does not say which sequence);
+  ``content_filter`` is ``finishReason: SAFETY`` with a blocked ``safetyRatings`` entry and no
+  content on the last chunk; ``reasoning_tokens`` is ``thoughtsTokenCount`` (and
+  ``candidatesTokenCount`` the rest of the output); ``split_usage`` sends a growing
+  ``usageMetadata`` on every chunk; ``wire_stop_reason`` any ``finishReason``. There is no form
+  for ``refusal`` (a refusal is plain text; a blocked answer is ``content_filter``),
+  ``pause_turn`` or ``redacted_thinking`` (Gemini's opaque reasoning state is the
+  ``thoughtSignature`` on a part).
 
-Validation follows the real API where tests depend on it: the API key (header ``x-goog-api-key``
+Validation follows the real API where tests depend on it: an integer
+``generationConfig.maxOutputTokens``, the API key (header ``x-goog-api-key``
 or query ``key``; missing -> 403 ``PERMISSION_DENIED``), JSON body, known top-level fields,
 ``contents`` roles, function declaration names, ``functionCallingConfig`` modes and
 ``allowedFunctionNames`` (ANY or VALIDATED only, declared names only),
-``functionResponse.response`` being an object, a function-response turn directly after each
+``functionCall.args`` and ``functionResponse.response`` being objects (never JSON text), names on
+both, a function-response turn directly after each
 function-call turn with as many parts, and on ``gemini-3*`` models the ``thoughtSignature`` of
 the first call of each model turn (``skip_thought_signature_validator`` passes, as documented).
 Error messages copy Google's where they are known; the others are close paraphrases.
@@ -37,7 +47,7 @@ import base64
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from loopkit.messages import Usage
 from loopkit.script import HttpFault, MidStreamError, ScriptedCall, Turn
@@ -96,6 +106,12 @@ class GeminiSimulator(Simulator):
 
     protocol = "gemini"
     base_path = ""
+    unsupported_kinds: ClassVar[Mapping[str, str]] = {
+        "refusal": "Gemini has no refusal field: a refusal is plain text, and a blocked answer is content_filter (finishReason SAFETY)",
+        "pause_turn": "Gemini has no paused-turn finish reason",
+        "redacted_thinking": "Gemini sends thought summaries or nothing; its opaque reasoning state is the thoughtSignature on a part",
+    }
+    wire_stop_values = FINISH_REASONS
     # the last valid request's contents, whether they were checked for signatures, and the
     # functionCall count of the content before their last one
     _valid_contents: tuple[list[Any], bool, int] = ([], False, 0)
@@ -129,7 +145,7 @@ class GeminiSimulator(Simulator):
         for name in body:
             if name not in _TOP_LEVEL:
                 return self._invalid(f'Invalid JSON payload received. Unknown name "{name}": Cannot find field.')
-        problem = self._check_tools(body) or self._check_contents(body, self._model(request))
+        problem = _check_generation_config(body) or self._check_tools(body) or self._check_contents(body, self._model(request))
         return None if problem is None else self._invalid(problem)
 
     def _check_tools(self, body: Mapping[str, Any]) -> str | None:
@@ -199,10 +215,15 @@ class GeminiSimulator(Simulator):
                 if not isinstance(p, Mapping):
                     return f"Invalid value at 'contents[{i}].parts[{j}]': expected an object."
                 if "functionCall" in p:
+                    problem = _check_call(p["functionCall"], f"contents[{i}].parts[{j}].function_call")
+                    if problem:
+                        return problem
                     if calls == 0 and role == "model" and signed and i < last and not (p.get("thoughtSignature") or p.get("thought_signature")):
                         return _SIGNATURE_REQUIRED.format(name=p["functionCall"].get("name"), position=j + 1)
                     calls += 1
                 elif "functionResponse" in p:
+                    if not isinstance(p["functionResponse"], Mapping) or not isinstance(p["functionResponse"].get("name"), str) or not p["functionResponse"]["name"]:
+                        return f"* GenerateContentRequest.contents[{i}].parts[{j}].function_response.name: Name cannot be empty."
                     if not isinstance(p["functionResponse"].get("response"), Mapping):
                         return (f"Invalid value at 'contents[{i}].parts[{j}].function_response.response' "
                                 "(type.googleapis.com/google.protobuf.Struct), expected an object")  # fmt: skip
@@ -301,11 +322,14 @@ class GeminiSimulator(Simulator):
                 parts_chunks.append([self._call_part(c, k, model) for k, c in enumerate(turn.tool_calls)])
         usage = _usage_for(turn, prompt)
         out: list[dict[str, Any]] = []
-        for parts in parts_chunks:
-            out.append(self._chunk([{"content": {"parts": parts, "role": "model"}, "index": 0}], _early_usage(usage), model, response_id))
+        for k, parts in enumerate(parts_chunks):
+            early = _partial_usage(usage, k + 1, len(parts_chunks) + 1) if turn.split_usage else _early_usage(usage)
+            out.append(self._chunk([{"content": {"parts": parts, "role": "model"}, "index": 0}], early, model, response_id))
         last: dict[str, Any] = {"finishReason": finish, "index": 0}
         if finish_message:
             last["finishMessage"] = finish_message
+        if finish == "SAFETY":
+            last["safetyRatings"] = [{"category": "HARM_CATEGORY_DANGEROUS_CONTENT", "probability": "HIGH", "blocked": True}]
         if out and not turn.tool_calls and finish in ("STOP", "MAX_TOKENS"):
             out[-1]["candidates"][0].update(last)  # text answers end on their last text chunk
             out[-1]["usageMetadata"] = usage
@@ -332,6 +356,31 @@ class GeminiSimulator(Simulator):
         return part
 
 
+def _check_generation_config(body: Mapping[str, Any]) -> str | None:
+    config = body.get("generationConfig", body.get("generation_config"))
+    if config is None:
+        return None
+    if not isinstance(config, Mapping):
+        return "Invalid value at 'generation_config' (type.googleapis.com/google.ai.generativelanguage.v1beta.GenerationConfig), expected an object"
+    for key in ("maxOutputTokens", "max_output_tokens"):
+        limit = config.get(key)
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
+            return f"Invalid value at 'generation_config.max_output_tokens' (TYPE_INT32), {json.dumps(limit)}"
+    return None
+
+
+def _check_call(fc: Any, at: str) -> str | None:
+    """An echoed ``functionCall``: an object with a name, and ``args`` (when present) an object."""
+    if not isinstance(fc, Mapping):
+        return f"Invalid value at '{at}' (type.googleapis.com/google.ai.generativelanguage.v1beta.FunctionCall), expected an object"
+    if not isinstance(fc.get("name"), str) or not fc["name"]:
+        return f"* GenerateContentRequest.{at}.name: Name cannot be empty."
+    if "args" in fc and not isinstance(fc["args"], Mapping):
+        value = json.dumps(fc["args"])[:60]
+        return f"Invalid value at '{at}.args' (type.googleapis.com/google.protobuf.Struct), {value}"
+    return None
+
+
 def _malformed_call(calls: tuple[ScriptedCall, ...]) -> ScriptedCall | None:
     for c in calls:
         if isinstance(c.arguments, str):
@@ -345,6 +394,10 @@ def _malformed_call(calls: tuple[ScriptedCall, ...]) -> ScriptedCall | None:
 
 
 def _finish(turn: Turn) -> tuple[str, str | None]:
+    if turn.wire_stop_reason is not None:
+        return turn.wire_stop_reason, None
+    if turn.content_filter:
+        return "SAFETY", None
     reason = turn.resolved_stop_reason
     if reason == "length":
         return "MAX_TOKENS", None
@@ -365,8 +418,8 @@ def _usage_for(turn: Turn, prompt: int) -> dict[str, Any]:
     u = turn.usage
     if u is None:
         size = len(turn.text or "") + sum(len(json.dumps(c.arguments)) for c in turn.tool_calls)
-        u = Usage(input=prompt, output=max(1, size // 4))
-    thoughts = len(turn.thinking) // 4 if turn.thinking else 0
+        u = Usage(input=prompt, output=max(1, size // 4) + (turn.reasoning_tokens or 0))
+    thoughts = turn.reasoning_tokens if turn.reasoning_tokens is not None else len(turn.thinking) // 4 if turn.thinking else 0
     prompt_count = u.input + u.cache_read
     candidates = max(0, u.output - thoughts)
     out: dict[str, Any] = {"promptTokenCount": prompt_count, "candidatesTokenCount": candidates,
@@ -385,6 +438,19 @@ def _early_usage(final: dict[str, Any]) -> dict[str, Any]:
     return {"promptTokenCount": prompt, "totalTokenCount": prompt, "promptTokensDetails": final["promptTokensDetails"]}
 
 
+def _partial_usage(final: dict[str, Any], k: int, n: int) -> dict[str, Any]:
+    """Usage on chunk ``k`` of ``n`` (1-based) when it is spread: cumulative counts that grow
+    towards the final ones, as every chunk of a real stream reports them."""
+    out = dict(final)
+    grown = 0
+    for key in ("candidatesTokenCount", "thoughtsTokenCount"):
+        if key in final:
+            out[key] = final[key] * k // n
+            grown += out[key]
+    out["totalTokenCount"] = final["promptTokenCount"] + grown
+    return out
+
+
 def _merge(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     """The non-streaming body: every chunk's parts in one candidate (adjacent text joined)."""
     parts: list[dict[str, Any]] = []
@@ -401,7 +467,7 @@ def _merge(chunks: list[dict[str, Any]]) -> dict[str, Any]:
     cand: dict[str, Any] = {}
     if parts:
         cand["content"] = {"parts": parts, "role": "model"}
-    for key in ("finishReason", "index", "finishMessage"):
+    for key in ("finishReason", "index", "finishMessage", "safetyRatings"):
         if key in last["candidates"][0]:
             cand[key] = last["candidates"][0][key]
     return {"candidates": [cand], "usageMetadata": last["usageMetadata"], "modelVersion": last["modelVersion"], "responseId": last["responseId"]}

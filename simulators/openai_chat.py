@@ -5,17 +5,32 @@ a tool call's ``id``/``type``/``name`` on its first fragment only with its argum
 uneven places after it, the ``finish_reason`` on a chunk of its own with ``delta: {}``, a usage
 chunk with ``choices: []`` when ``stream_options.include_usage`` is set, then ``data: [DONE]``.
 It rejects what the API rejects where tests rely on it: ``parallel_tool_calls`` or
-``tool_choice`` without ``tools``, ``stream_options`` without ``stream``, a ``tool`` message that
-answers no preceding tool call, and an assistant tool call left without its ``tool`` message.
+``tool_choice`` without ``tools``, ``stream_options`` without ``stream``, an unknown role, an
+echoed tool call whose ``id``/``function.name``/``function.arguments`` is not a string (the
+arguments go back as the JSON *text*) or whose ``type`` is not ``function``, a
+``tool`` message whose content is not a string or parts, a ``tool`` message that answers no
+preceding tool call (or answers one twice), and an assistant tool call left without its ``tool``
+message, a ``max_tokens``/``max_completion_tokens`` that is not an integer >= 1, and a function
+tool whose name breaks ``^[a-zA-Z0-9_-]+$`` or whose ``parameters`` is not an object. Each answer
+is the API's 400 body: ``invalid_request_error`` with ``param`` and ``code``
+(``invalid_type``, ``invalid_value``, ``missing_required_parameter``).
 
 Script mapping: ``Turn.thinking`` is not sent (Chat Completions shows no reasoning);
-``Turn.error`` becomes the in-stream error frame (non-streaming: a 500).
+``Turn.error`` becomes the in-stream error frame (non-streaming: a 500). Stop and content kinds:
+``stop_sequence`` is ``finish_reason: "stop"`` (the API does not say which sequence), ``length``
+``"length"``, ``content_filter`` ``"content_filter"``, ``refusal`` the ``refusal`` field (``delta.refusal``
+pieces after a first chunk with ``content: null, refusal: ""``; ``message.refusal`` with ``content:
+null``) and ``"stop"``, ``reasoning_tokens`` ``completion_tokens_details.reasoning_tokens``,
+``wire_stop_reason`` any ``finish_reason``. With a forced named ``tool_choice`` the real API ends a
+call with ``"stop"``, not ``"tool_calls"``, and so does this simulator. There is no form for
+``pause_turn``, ``redacted_thinking`` or ``split_usage`` (usage comes once, in the last chunk).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from loopkit.script import MidStreamError, Turn
 
@@ -23,6 +38,22 @@ from ._core import SimRequest, SimResponse, json_response, sse
 from ._openai_common import BASE_HEADERS, STREAM_HEADERS, OpenAISimulator, arguments_text, split_arbitrarily, token_counts
 
 _FINISH = {"stop": "stop", "toolUse": "tool_calls", "length": "length", "error": "stop"}
+_TOOL_NAME = re.compile(r"[a-zA-Z0-9_-]{1,64}\Z")
+_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+FINISH_REASONS = frozenset({"stop", "length", "tool_calls", "content_filter", "function_call"})
+
+
+def _json_type(value: Any) -> str:
+    """How the API names a JSON value's type in "Invalid type" messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "an integer" if isinstance(value, int) else "a decimal"
+    if isinstance(value, str):
+        return "a string"
+    return "an array" if isinstance(value, list) else "an object"
 
 
 class OpenAIChatSimulator(OpenAISimulator):
@@ -34,7 +65,19 @@ class OpenAIChatSimulator(OpenAISimulator):
     """
 
     protocol = "openai_chat"
+    unsupported_kinds: ClassVar[Mapping[str, str]] = {
+        "pause_turn": "Chat Completions has no paused-turn stop (finish_reason is stop, length, tool_calls or content_filter)",
+        "redacted_thinking": "Chat Completions sends no reasoning content at all",
+        "split_usage": "Chat Completions reports usage once, in the last chunk (stream_options.include_usage)",
+    }
+    wire_stop_values = FINISH_REASONS
     _valid_messages: list[Any] = []  # the messages of the last request that passed validation
+
+    @classmethod
+    def cannot_send(cls, turn: Turn) -> tuple[str, str] | None:
+        if turn.refusal is not None and (turn.text or turn.tool_calls):
+            return "refusal", "a refusal replaces the answer (message.content is null): script the refusal text alone"
+        return super().cannot_send(turn)
 
     # --- request side ---------------------------------------------------------------------
 
@@ -57,6 +100,14 @@ class OpenAIChatSimulator(OpenAISimulator):
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             return self.bad_request("Missing required parameter: 'messages'.", "messages", "missing_required_parameter")
+        for key in ("max_tokens", "max_completion_tokens"):
+            if body.get(key) is not None:
+                problem = self._positive_int(key, body[key], 1)
+                if problem is not None:
+                    return problem
+        problem = self._check_tools(body.get("tools"))
+        if problem is not None:
+            return problem
         if not body.get("tools"):
             if "parallel_tool_calls" in body:
                 return self.bad_request("parallel_tool_calls is only allowed when 'tools' are specified", "parallel_tool_calls")
@@ -80,7 +131,15 @@ class OpenAIChatSimulator(OpenAISimulator):
         for i in range(start, len(messages)):
             m = messages[i]
             role = m.get("role") if isinstance(m, Mapping) else None
+            if role not in _ROLES:
+                return self.bad_request(
+                    f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.",
+                    f"messages[{i}].role", "invalid_value",
+                )
             if role == "tool":
+                content = m.get("content")
+                if not isinstance(content, (str, list)):
+                    return self._invalid_type(f"messages[{i}].content", "a string or an array", content)
                 if m.get("tool_call_id") not in waiting:
                     return self.bad_request(
                         "Invalid parameter: messages with role 'tool' must be a response to a preceeding message with 'tool_calls'.",
@@ -90,10 +149,79 @@ class OpenAIChatSimulator(OpenAISimulator):
                 continue
             if waiting:
                 return self._unanswered(waiting, waiting_at)
-            if role == "assistant":
-                waiting = [c.get("id") for c in m.get("tool_calls") or () if isinstance(c, Mapping)]
+            if role == "assistant" and m.get("tool_calls") is not None:
+                problem = self._check_calls(m["tool_calls"], i)
+                if problem is not None:
+                    return problem
+                waiting = [c["id"] for c in m["tool_calls"]]
                 waiting_at = i
         return self._unanswered(waiting, waiting_at) if waiting else None
+
+    def _check_calls(self, calls: Any, i: int) -> SimResponse | None:
+        """An echoed assistant ``tool_calls`` array: the types the API checks (``arguments`` is
+        a JSON *string*, never an object)."""
+        where = f"messages[{i}].tool_calls"
+        if not isinstance(calls, list):
+            return self._invalid_type(where, "an array", calls)
+        for j, c in enumerate(calls):
+            at = f"{where}[{j}]"
+            if not isinstance(c, Mapping):
+                return self._invalid_type(at, "an object", c)
+            if not isinstance(c.get("id"), str):
+                return self._missing(f"{at}.id") if "id" not in c else self._invalid_type(f"{at}.id", "a string", c["id"])
+            if c.get("type") != "function":
+                return self.bad_request(f"Invalid value: '{c.get('type')}'. Supported values are: 'function' and 'custom'.", f"{at}.type", "invalid_value")
+            fn = c.get("function")
+            if not isinstance(fn, Mapping):
+                return self._missing(f"{at}.function") if fn is None else self._invalid_type(f"{at}.function", "an object", fn)
+            for key in ("name", "arguments"):
+                if key not in fn:
+                    return self._missing(f"{at}.function.{key}")
+                if not isinstance(fn[key], str):
+                    return self._invalid_type(f"{at}.function.{key}", "a string", fn[key])
+        return None
+
+    def _check_tools(self, tools: Any) -> SimResponse | None:
+        """``tools``: a list of ``{"type": "function", "function": {name, parameters?, ...}}``."""
+        if tools is None:
+            return None
+        if not isinstance(tools, list):
+            return self._invalid_type("tools", "an array", tools)
+        for k, t in enumerate(tools):
+            at = f"tools[{k}]"
+            if not isinstance(t, Mapping):
+                return self._invalid_type(at, "an object", t)
+            if t.get("type") == "custom":
+                continue
+            fn = t.get("function")
+            if not isinstance(fn, Mapping):
+                return self._missing(f"{at}.function") if fn is None else self._invalid_type(f"{at}.function", "an object", fn)
+            name = fn.get("name")
+            if not isinstance(name, str):
+                return self._missing(f"{at}.function.name") if name is None else self._invalid_type(f"{at}.function.name", "a string", name)
+            if not _TOOL_NAME.match(name):
+                return self.bad_request(
+                    f"Invalid '{at}.function.name': string does not match pattern. Expected a string that matches the pattern '^[a-zA-Z0-9_-]+$'.",
+                    f"{at}.function.name", "invalid_value",
+                )
+            if "parameters" in fn and not isinstance(fn["parameters"], Mapping):
+                return self._invalid_type(f"{at}.function.parameters", "an object", fn["parameters"])
+        return None
+
+    def _positive_int(self, param: str, value: Any, minimum: int) -> SimResponse | None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return self._invalid_type(param, "an integer", value)
+        if value < minimum:
+            return self.bad_request(
+                f"Invalid '{param}': integer below minimum value. Expected a value >= {minimum}, but got {value} instead.", param, "integer_below_min_value"
+            )
+        return None
+
+    def _invalid_type(self, param: str, expected: str, value: Any) -> SimResponse:
+        return self.bad_request(f"Invalid type for '{param}': expected {expected}, but got {_json_type(value)} instead.", param, "invalid_type")
+
+    def _missing(self, param: str) -> SimResponse:
+        return self.bad_request(f"Missing required parameter: '{param}'.", param, "missing_required_parameter")
 
     def _unanswered(self, ids: list[str], at: int) -> SimResponse:
         return self.bad_request(
@@ -119,18 +247,29 @@ class OpenAIChatSimulator(OpenAISimulator):
             "completion_tokens": completion,
             "total_tokens": total,
             "prompt_tokens_details": details,
-            "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
+            "completion_tokens_details": {"reasoning_tokens": turn.reasoning_tokens or 0, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0},
         }
 
     def _model(self, request: SimRequest) -> str:
         body = self.body(request)
         return str(body.get("model")) if isinstance(body, Mapping) and body.get("model") else self.model
 
+    def _finish(self, request: SimRequest, turn: Turn) -> str:
+        if turn.wire_stop_reason is not None:
+            return turn.wire_stop_reason
+        if turn.content_filter:
+            return "content_filter"
+        reason = _FINISH[turn.resolved_stop_reason]
+        choice = self.options(request).get("tool_choice")
+        if reason == "tool_calls" and isinstance(choice, Mapping) and choice.get("type") == "function":
+            return "stop"  # a forced named tool_choice ends the choice with "stop", as recorded traffic shows
+        return reason
+
     def render_body(self, request: SimRequest, route: str, turn: Turn) -> SimResponse:
         if turn.error is not None:
             return self.error_response(500, turn.error)
         calls = self._calls(turn)
-        message: dict[str, Any] = {"role": "assistant", "content": turn.text if turn.text else None, "refusal": None, "annotations": []}
+        message: dict[str, Any] = {"role": "assistant", "content": turn.text if turn.text else None, "refusal": turn.refusal, "annotations": []}
         if calls:
             message["tool_calls"] = [{"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls]
         body = {
@@ -138,7 +277,7 @@ class OpenAIChatSimulator(OpenAISimulator):
             "object": "chat.completion",
             "created": self.created,
             "model": self._model(request),
-            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": _FINISH[turn.resolved_stop_reason]}],
+            "choices": [{"index": 0, "message": message, "logprobs": None, "finish_reason": self._finish(request, turn)}],
             "usage": self._usage(request, turn, calls),
             "service_tier": "default",
             "system_fingerprint": "fp_sim",
@@ -160,7 +299,10 @@ class OpenAIChatSimulator(OpenAISimulator):
             return sse(data)
 
         events: list[bytes] = []
-        if turn.text or not calls:
+        if turn.refusal is not None:
+            events.append(chunk({"role": "assistant", "content": None, "refusal": ""}))
+            events += [chunk({"refusal": piece}) for piece in self.chunks_of(turn.refusal, size)]
+        elif turn.text or not calls:
             events.append(chunk({"role": "assistant", "content": "", "refusal": None}))
             if turn.text:
                 events += [chunk({"content": piece}) for piece in self.chunks_of(turn.text, size)]
@@ -173,7 +315,7 @@ class OpenAIChatSimulator(OpenAISimulator):
         if turn.error is not None:
             events.append(self.stream_error_event(MidStreamError(message=turn.error)))
             return self._headers(), events
-        events.append(chunk({}, _FINISH[turn.resolved_stop_reason]))
+        events.append(chunk({}, self._finish(request, turn)))
         if include_usage:
             events.append(sse({**head, "choices": [], "usage": self._usage(request, turn, calls)}))
         events.append(b"data: [DONE]\n\n")

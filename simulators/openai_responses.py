@@ -6,18 +6,30 @@ It streams typed events (``event: <type>`` + ``data: {"type": <type>, "sequence_
 with one ``output_text`` part, one ``function_call`` item per call with its arguments split at
 uneven places), and a terminal ``response.completed`` (``response.incomplete`` for a length stop,
 ``response.failed`` for ``Turn.error``). A scripted mid-stream error is the ``error`` event in the
-nested form real traffic uses. No ``[DONE]``. It rejects a ``function_call_output`` whose
-``call_id`` matches no ``function_call`` in the input (by ``call_id`` or item ``id``).
+nested form real traffic uses. No ``[DONE]``. It rejects, with the API's 400 body, a
+``function_call_output`` whose ``call_id`` matches no ``function_call`` in the input (by
+``call_id`` or item ``id``), a ``function_call`` with no output after it, an echoed
+``function_call`` whose ``call_id``, ``name`` or ``arguments`` is missing or not a string (the
+arguments go back as the JSON *text*), an ``output`` that is not a string or a list, and a
+``max_output_tokens`` that is not an integer >= 16.
 
 Script mapping: ``Turn.thinking`` becomes a reasoning item whose summary is the text and whose
-``encrypted_content`` is ``Turn.thinking_signature`` (or a made-up token).
+``encrypted_content`` is ``Turn.thinking_signature`` (or a made-up token). Stop and content kinds:
+``length`` and ``content_filter`` are ``status: "incomplete"`` with ``incomplete_details.reason``
+``max_output_tokens`` / ``content_filter`` (terminal event ``response.incomplete``); ``refusal`` is a
+message whose one content part is ``{"type": "refusal", "refusal": text}``, streamed as
+``response.refusal.delta`` / ``.done``; ``redacted_thinking`` is a reasoning item with an empty
+summary and the data as ``encrypted_content``; ``reasoning_tokens`` goes in
+``output_tokens_details.reasoning_tokens``; ``wire_stop_reason`` is any ``incomplete_details.reason``.
+There is no form for ``stop_sequence`` (the API takes no stop sequences), ``pause_turn`` (``steered``
+exists only on WebSocket sessions) or ``split_usage`` (usage comes once, in the terminal event).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 from loopkit.script import MidStreamError, Turn
 
@@ -34,6 +46,19 @@ class OpenAIResponsesSimulator(OpenAISimulator):
     """
 
     protocol = "openai_responses"
+    unsupported_kinds: ClassVar[Mapping[str, str]] = {
+        "stop_sequence": "the Responses API takes no stop sequences",
+        "pause_turn": "the only paused form (incomplete_details.reason 'steered') exists on WebSocket sessions, not over HTTP",
+        "split_usage": "the Responses API reports usage once, in the terminal response event",
+    }
+    wire_stop_values = frozenset({"max_output_tokens", "max_messages", "content_filter", "steered"})
+
+    @classmethod
+    def cannot_send(cls, turn: Turn) -> tuple[str, str] | None:
+        if turn.refusal is not None and turn.text:
+            return "refusal", "a refusal is the message's content part instead of output_text: script the refusal text alone"
+        return super().cannot_send(turn)
+
     _valid_items: tuple[list[Any], set[str]] = ([], set())  # the last valid request's items and their call ids
 
     # --- request side ---------------------------------------------------------------------
@@ -51,6 +76,15 @@ class OpenAIResponsesSimulator(OpenAISimulator):
             return self.bad_request("We could not parse the JSON body of your request. The OpenAI API expects a JSON payload.")
         if not body.get("model"):
             return self.bad_request("Missing required parameter: 'model'.", "model", "missing_required_parameter")
+        limit = body.get("max_output_tokens")
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, int):
+                return self._invalid_type("max_output_tokens", "an integer", limit)
+            if limit < 16:
+                return self.bad_request(
+                    f"Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got {limit} instead.",
+                    "max_output_tokens", "integer_below_min_value",
+                )
         items = body.get("input")
         if not isinstance(items, (str, list)):
             return self.bad_request("Missing required parameter: 'input'.", "input", "missing_required_parameter")
@@ -61,16 +95,37 @@ class OpenAIResponsesSimulator(OpenAISimulator):
         prev, prev_known = self._valid_items
         start = len(prev) if prev and len(items) >= len(prev) and items[: len(prev)] == prev else 0
         known: set[str] = set(prev_known) if start else set()
+        answered: set[str] = set()
+        calls: list[tuple[str, str | None]] = []  # (call_id, item id) of the new function_call items
         for i in range(start, len(items)):
             item = items[i]
             if not isinstance(item, Mapping):
                 continue
-            if item.get("type") == "function_call":
+            kind = item.get("type")
+            if kind == "function_call":
+                for key in ("call_id", "name", "arguments"):
+                    if key not in item:
+                        return self.bad_request(f"Missing required parameter: 'input[{i}].{key}'.", f"input[{i}].{key}", "missing_required_parameter")
+                    if not isinstance(item[key], str):
+                        return self._invalid_type(f"input[{i}].{key}", "a string", item[key])
                 known.update(str(item[k]) for k in ("call_id", "id") if item.get(k))
-            elif item.get("type") == "function_call_output" and str(item.get("call_id")) not in known:
-                return self.bad_request(f"No tool call found for function call output with call_id {item.get('call_id')}.", "input")
+                calls.append((item["call_id"], item.get("id")))
+            elif kind == "function_call_output":
+                if str(item.get("call_id")) not in known:
+                    return self.bad_request(f"No tool call found for function call output with call_id {item.get('call_id')}.", "input")
+                output = item.get("output")
+                if not isinstance(output, (str, list)):
+                    return self._invalid_type(f"input[{i}].output", "a string or an array", output)
+                answered.add(str(item["call_id"]))
+        for call_id, item_id in calls:
+            if call_id not in answered and (item_id is None or item_id not in answered):
+                return self.bad_request(f"No tool output found for function call {call_id}.", "input")
         self._valid_items = (items, known)
         return None
+
+    def _invalid_type(self, param: str, expected: str, value: Any) -> SimResponse:
+        kind = "null" if value is None else "an array" if isinstance(value, list) else "an object" if isinstance(value, Mapping) else f"a {type(value).__name__}"
+        return self.bad_request(f"Invalid type for '{param}': expected {expected}, but got {kind} instead.", param, "invalid_type")
 
 
     # --- answers --------------------------------------------------------------------------
@@ -108,6 +163,8 @@ class OpenAIResponsesSimulator(OpenAISimulator):
     def _items(self, turn: Turn) -> list[dict[str, Any]]:
         """The finished output items of ``turn``."""
         items: list[dict[str, Any]] = []
+        if turn.redacted_thinking is not None:
+            items.append({"id": self.new_id("rs_sim"), "type": "reasoning", "summary": [], "encrypted_content": turn.redacted_thinking})
         if turn.thinking is not None:
             rs = self.new_id("rs_sim")
             items.append(
@@ -118,7 +175,10 @@ class OpenAIResponsesSimulator(OpenAISimulator):
                     "encrypted_content": turn.thinking_signature or f"gAAAA-sim-{rs}",
                 }
             )
-        if turn.text:
+        if turn.refusal is not None:
+            part: dict[str, Any] = {"type": "refusal", "refusal": turn.refusal}
+            items.append({"id": self.new_id("msg_sim"), "type": "message", "status": "completed", "role": "assistant", "content": [part]})
+        elif turn.text:
             part = {"type": "output_text", "annotations": [], "logprobs": [], "text": turn.text}
             items.append({"id": self.new_id("msg_sim"), "type": "message", "status": "completed", "role": "assistant", "content": [part]})
         for c in turn.tool_calls:
@@ -131,7 +191,7 @@ class OpenAIResponsesSimulator(OpenAISimulator):
     def _finish(self, response: dict[str, Any], request: SimRequest, turn: Turn, items: list[dict[str, Any]]) -> str:
         """Fill the terminal fields of ``response``; return the terminal event type."""
         response["output"] = items
-        chars = len(turn.text or "") + len(turn.thinking or "") + sum(len(i.get("arguments", "")) for i in items)
+        chars = len(turn.text or turn.refusal or "") + len(turn.thinking or "") + sum(len(i.get("arguments", "")) for i in items)
         prompt, completion, total, cached, written = token_counts(turn, request.body, chars)
         details: dict[str, int] = {"cached_tokens": cached}
         if written:
@@ -140,16 +200,17 @@ class OpenAIResponsesSimulator(OpenAISimulator):
             "input_tokens": prompt,
             "input_tokens_details": details,
             "output_tokens": completion,
-            "output_tokens_details": {"reasoning_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": turn.reasoning_tokens or 0},
             "total_tokens": total,
         }
         if turn.error is not None:
             response["status"] = "failed"
             response["error"] = {"code": "server_error", "message": turn.error}
             return "response.failed"
-        if turn.resolved_stop_reason == "length":
+        incomplete = turn.wire_stop_reason or ("content_filter" if turn.content_filter else "max_output_tokens" if turn.resolved_stop_reason == "length" else None)
+        if incomplete is not None:
             response["status"] = "incomplete"
-            response["incomplete_details"] = {"reason": "max_output_tokens"}
+            response["incomplete_details"] = {"reason": incomplete}
             return "response.incomplete"
         response["status"] = "completed"
         return "response.completed"
@@ -188,6 +249,16 @@ class OpenAIResponsesSimulator(OpenAISimulator):
                 out += [{"type": "response.reasoning_summary_text.delta", **at, "summary_index": s, "delta": d} for d in self.chunks_of(part["text"], size)]
                 out.append({"type": "response.reasoning_summary_text.done", **at, "summary_index": s, "text": part["text"]})
                 out.append({"type": "response.reasoning_summary_part.done", **at, "summary_index": s, "part": part})
+        elif kind == "message" and item["content"][0]["type"] == "refusal":
+            part = item["content"][0]
+            at_part = {**at, "content_index": 0}
+            out = [
+                {"type": "response.output_item.added", "output_index": n, "item": {**item, "status": "in_progress", "content": []}},
+                {"type": "response.content_part.added", **at_part, "part": {**part, "refusal": ""}},
+            ]
+            out += [{"type": "response.refusal.delta", **at_part, "delta": d} for d in self.chunks_of(part["refusal"], size)]
+            out.append({"type": "response.refusal.done", **at_part, "refusal": part["refusal"]})
+            out.append({"type": "response.content_part.done", **at_part, "part": part})
         elif kind == "message":
             part = item["content"][0]
             added = {**item, "status": "in_progress", "content": []}

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import BadRequestError
 from ._case import Case
+from ._kind_cases import KIND_CASES
 from ._failure_cases import check_abort, check_auth, check_mid_stream, check_retries_bounded, check_slow, check_truncated, http_error_case, retried_case
 from ._request_cases import (
     check_empty_error_result,
@@ -137,4 +138,5 @@ CASES: tuple[Case, ...] = (
     Case("failure.slow_stream", "Pauses between stream events do not change the message.", "wire.md §6.3", check_slow),
     Case("failure.abort", "Setting the abort signal mid-stream ends the call with ErrorEvent(reason='aborted'), in stream() and astream().", "loop.md §8.5, §3.12", check_abort),
 )
+CASES += KIND_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

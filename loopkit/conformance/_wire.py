@@ -56,7 +56,7 @@ class StopCase:
         expected: the loopkit stop reasons it may map to (``error`` also accepts a raised error).
         turn: Turn fields for the scripted answer.
         rewrite: a function applied to each decoded stream payload (``(event, data) -> data``).
-        sim_options: options for the simulator (Bedrock's ``wire_stop_reasons``).
+        sim_options: options for the simulator.
     """
 
     wire: str
@@ -563,7 +563,7 @@ class BedrockWire(Wire):
 
     def stop_cases(self):
         def wire(reason: str, expected: set[str], turn: Mapping[str, Any] = _TEXT) -> StopCase:
-            return StopCase(reason, frozenset(expected), turn, sim_options={"wire_stop_reasons": {0: reason}})
+            return StopCase(reason, frozenset(expected), {**turn, "wire_stop_reason": reason})
 
         return [
             wire("end_turn", {"stop"}),

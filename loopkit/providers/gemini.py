@@ -39,13 +39,21 @@ Wire facts this adapter rests on (spec/wire.md §4):
   (a ``retry-after`` header wins). An ``{"error": ...}`` object inside a stream raises
   :class:`StreamError` (``status`` None, the code in ``body``; retried by the base only when
   nothing was yielded yet and the code is 429 or 5xx).
-- Not covered: Vertex AI (other URL and OAuth) and its ``partialArgs`` argument streaming; the
-  Developer API sends every call whole.
+- Vertex's streamed arguments (``streamFunctionCallArguments``) are assembled into whole calls:
+  a part ``{"functionCall": {"name", "willContinue": true}}`` opens a call, parts with
+  ``partialArgs`` (``jsonPath`` + ``stringValue``/``numberValue``/``boolValue``/``nullValue``;
+  strings at the same path concatenate) fill in its arguments, and the part whose ``willContinue``
+  is not true (often an empty ``{"functionCall": {}}``) closes it. A fragment with no open call, a
+  value of no known kind, a JSON path this decoder cannot follow, or a stream that ends inside a
+  call raises :class:`WireError` naming the form; never a nameless or empty call.
+- Not covered: Vertex AI's URL and OAuth (point ``base_url`` at a proxy that handles them).
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -366,7 +374,7 @@ class GeminiStreamDecoder:
     """
 
     __slots__ = ("_sse", "_raw", "_new_id", "_provider", "_api", "_model", "_started", "_index", "_open",
-                 "_open_sig", "_has_calls", "_finish", "_finish_message", "_usage", "_block_reason")  # fmt: skip
+                 "_open_sig", "_has_calls", "_finish", "_finish_message", "_usage", "_block_reason", "_partial")  # fmt: skip
 
     def __init__(self, new_id: Any, *, provider: str = "google", api: str = "gemini", model: str = "") -> None:
         self._sse = SSEDecoder(raw_lines=True)
@@ -382,6 +390,7 @@ class GeminiStreamDecoder:
         self._finish_message: str | None = None
         self._usage: Usage | None = None
         self._block_reason: str | None = None
+        self._partial: _PartialCall | None = None  # a Vertex call whose arguments are streaming
 
     def feed(self, chunk: bytes) -> list[StreamEvent]:
         out: list[StreamEvent] = []
@@ -435,6 +444,8 @@ class GeminiStreamDecoder:
     def _part(self, part: Mapping[str, Any]) -> list[StreamEvent]:
         sig = part.get("thoughtSignature")
         fc = part.get("functionCall")
+        if self._partial is not None or (isinstance(fc, Mapping) and ("partialArgs" in fc or fc.get("willContinue"))):
+            return self._streamed_call(fc, sig)
         if isinstance(fc, Mapping):
             out = self._close_open()
             call_id = fc.get("id") or self._new_id()
@@ -469,6 +480,36 @@ class GeminiStreamDecoder:
             self._open_sig = sig
         return out
 
+    def _streamed_call(self, fc: Any, sig: str | None) -> list[StreamEvent]:
+        """One part of a Vertex call whose arguments stream as ``partialArgs``."""
+        call, out = self._partial, []
+        if not isinstance(fc, Mapping):
+            raise WireError(f"gemini: a {'text' if call else 'non-functionCall'} part arrived inside a streamed function call (willContinue was true): {fc!r:.200}")
+        if call is None:
+            if not fc.get("name"):
+                raise WireError(f"gemini: a functionCall fragment (partialArgs/willContinue) arrived with no open call and no name: {dict(fc)!r:.200}")
+            out = self._close_open()
+            call = self._partial = _PartialCall(self._index, str(fc.get("id") or self._new_id()), str(fc["name"]), sig)
+            self._index += 1
+            self._has_calls = True
+            out.append(ToolCallStartEvent(content_index=call.index, id=call.id, name=call.name))
+        elif fc.get("name") and fc["name"] != call.name:
+            raise WireError(f"gemini: functionCall {fc['name']!r} started while the streamed call {call.name!r} was still open (willContinue)")
+        if isinstance(fc.get("args"), Mapping):
+            call.args.update(fc["args"])
+        for arg in fc.get("partialArgs") or ():
+            _apply_partial_arg(call.args, arg)
+        if sig is not None and call.signature is None:
+            call.signature = sig
+        if fc.get("willContinue"):
+            return out
+        self._partial = None
+        done = ToolCall(id=call.id, name=call.name, arguments=call.args, thought_signature=call.signature)
+        return out + [
+            ToolCallDeltaEvent(content_index=call.index, delta=json.dumps(call.args, ensure_ascii=False, separators=(",", ":"))),
+            ToolCallEndEvent(content_index=call.index, tool_call=done, thought_signature=call.signature),
+        ]
+
     def _close_open(self) -> list[StreamEvent]:
         if self._open is None:
             return []
@@ -484,6 +525,10 @@ class GeminiStreamDecoder:
             out += self._event(ev)
         if self._raw.pending:
             raise ConnectionClosedError("gemini: the stream ended inside a bare JSON object", provider=self._provider)
+        if self._partial is not None:
+            raise ConnectionClosedError(
+                f"gemini: the stream ended inside the streamed function call {self._partial.name!r} (its last part said willContinue)", provider=self._provider
+            )
         if self._finish is None and self._block_reason is None:
             raise ConnectionClosedError(
                 "gemini: the stream ended before a chunk with finishReason arrived", provider=self._provider
@@ -504,6 +549,82 @@ class GeminiStreamDecoder:
         if self._finish_message:
             message += f": {self._finish_message}"
         return out + [ErrorEvent(error_message=message, error_type=reason, usage=self._usage)]
+
+
+class _PartialCall:
+    __slots__ = ("args", "id", "index", "name", "signature")
+
+    def __init__(self, index: int, call_id: str, name: str, signature: str | None) -> None:
+        self.index, self.id, self.name, self.signature = index, call_id, name, signature
+        self.args: dict[str, Any] = {}
+
+
+_PATH_STEP = re.compile(r"""\.([A-Za-z_][A-Za-z0-9_\-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]""")
+_VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
+
+
+def _path_steps(path: Any) -> list[str | int]:
+    """``$.a.b[0]['c d']`` -> ``["a", "b", 0, "c d"]`` (the RFC 9535 subset Gemini sends)."""
+    if not isinstance(path, str) or not path.startswith("$"):
+        raise WireError(f"gemini: partialArgs jsonPath must be a JSON path starting with '$', got {path!r}")
+    steps: list[str | int] = []
+    at = 1
+    while at < len(path):
+        m = _PATH_STEP.match(path, at)
+        if m is None:
+            raise WireError(f"gemini: partialArgs jsonPath {path!r} has a form this decoder does not follow (at {path[at:]!r})")
+        name, index, single, double = m.groups()
+        steps.append(int(index) if index is not None else name if name is not None else (single if single is not None else double).replace("\\", ""))
+        at = m.end()
+    if not steps:
+        raise WireError(f"gemini: partialArgs jsonPath {path!r} names no argument")
+    return steps
+
+
+def _apply_partial_arg(args: dict[str, Any], arg: Any) -> None:
+    """Apply one ``PartialArg``: strings append to a string already at the path (a value streamed
+    in pieces); other values are set."""
+    if not isinstance(arg, Mapping):
+        raise WireError(f"gemini: a partialArgs entry must be an object, got {arg!r:.200}")
+    kinds = [k for k in _VALUE_KEYS if k in arg]
+    if len(kinds) != 1:
+        raise WireError(f"gemini: partialArgs entry at {arg.get('jsonPath')!r} must carry exactly one of {', '.join(_VALUE_KEYS)}; got {sorted(arg)}")
+    kind = kinds[0]
+    value = None if kind == "nullValue" else arg[kind]
+    steps = _path_steps(arg.get("jsonPath"))
+    node: Any = args
+    for step, nxt in itertools.pairwise(steps):
+        node = _child(node, step, [] if isinstance(nxt, int) else {})
+    last = steps[-1]
+    if isinstance(last, int):
+        if not isinstance(node, list):
+            raise WireError(f"gemini: partialArgs jsonPath {arg.get('jsonPath')!r} indexes something that is not a list")
+        while len(node) <= last:
+            node.append(None)
+        current = node[last]
+    else:
+        if not isinstance(node, dict):
+            raise WireError(f"gemini: partialArgs jsonPath {arg.get('jsonPath')!r} names a key of something that is not an object")
+        current = node.get(last)
+    if kind == "stringValue" and isinstance(current, str):
+        value = current + str(value)
+    node[last] = value
+
+
+def _child(node: Any, step: str | int, empty: Any) -> Any:
+    if isinstance(step, int):
+        if not isinstance(node, list):
+            raise WireError(f"gemini: partialArgs jsonPath indexes [{step}] into something that is not a list")
+        while len(node) <= step:
+            node.append(None)
+        if node[step] is None:
+            node[step] = empty
+        return node[step]
+    if not isinstance(node, dict):
+        raise WireError(f"gemini: partialArgs jsonPath names .{step} in something that is not an object")
+    if node.get(step) is None:
+        node[step] = empty
+    return node[step]
 
 
 class JsonLineBuffer:

@@ -8,7 +8,8 @@
 - :func:`decode_response`: a non-streaming ``Response`` object -> stream events.
 - :class:`OpenAIResponsesProvider`: the HTTP half from :class:`HttpProvider`.
 
-Round-tripping: a reasoning item becomes a :class:`ThinkingContent` whose ``thinking`` is the
+Round-tripping: a reasoning item becomes a :class:`ThinkingContent` (``redacted`` when it has no
+summary, only ``encrypted_content``) whose ``thinking`` is the
 summary text and whose ``thinking_signature`` is the item itself as JSON (``id``, ``summary``,
 ``encrypted_content``), sent back unchanged in ``input``. A function call's ``call_id`` is the
 :class:`ToolCall` id (what ``function_call_output`` references); its item id (``fc_...``) is kept
@@ -166,6 +167,12 @@ def _reasoning_item(block: ThinkingContent) -> dict[str, Any] | None:
     return item
 
 
+def _start_reasoning(state: dict[str, Any], out: list[StreamEvent], redacted: bool = False) -> None:
+    if not state.get("started", True):
+        state["started"] = True
+        out.append(ThinkingStartEvent(content_index=state["index"], redacted=redacted))
+
+
 def _signature(item: Mapping[str, Any]) -> str:
     keep = {"type": "reasoning", "id": item.get("id"), "summary": item.get("summary") or []}
     if item.get("encrypted_content"):
@@ -264,8 +271,10 @@ class ResponsesStreamDecoder:
         kind = item.get("type")
         state: dict[str, Any] = {"type": kind, "item": item, "index": None, "args": 0, "text": 0}
         if kind == "reasoning":
+            # started at its first summary text, or at its end: only then is it known whether it
+            # is redacted (encrypted reasoning with no summary)
             state["index"] = self._new_block()
-            out.append(ThinkingStartEvent(content_index=state["index"]))
+            state["started"] = False
         elif kind == "function_call":
             self._has_calls = True
             state["index"] = self._new_block()
@@ -302,6 +311,7 @@ class ResponsesStreamDecoder:
         if kind == "reasoning" and index is not None:
             if not state["text"]:
                 summary = "\n\n".join(p.get("text", "") for p in item.get("summary") or () if isinstance(p, dict))
+                _start_reasoning(state, out, redacted=not summary and bool(item.get("encrypted_content")))
                 if summary:
                     out.append(ThinkingDeltaEvent(content_index=index, delta=summary))
             out.append(ThinkingEndEvent(content_index=index, thinking_signature=_signature(item)))
@@ -365,6 +375,7 @@ class ResponsesStreamDecoder:
         state = self._state(ev)
         delta = ev.get("delta")
         if state is not None and state["index"] is not None and isinstance(delta, str) and delta:
+            _start_reasoning(state, out)
             state["text"] += len(delta)
             out.append(ThinkingDeltaEvent(content_index=state["index"], delta=delta))
 
@@ -394,6 +405,7 @@ class ResponsesStreamDecoder:
         for state in {id(s): s for s in self._items.values()}.values():
             if state["index"] is not None:
                 if state["type"] == "reasoning":
+                    _start_reasoning(state, out)
                     out.append(ThinkingEndEvent(content_index=state["index"], thinking_signature=_signature(state["item"])))
                 else:
                     out.append(ToolCallEndEvent(content_index=state["index"], thought_signature=state["item"].get("id")))
@@ -451,7 +463,7 @@ def decode_response(data: Any) -> list[StreamEvent]:
         kind = item.get("type")
         if kind == "reasoning":
             summary = "\n\n".join(p.get("text", "") for p in item.get("summary") or () if isinstance(p, dict))
-            events.append(ThinkingStartEvent(content_index=index))
+            events.append(ThinkingStartEvent(content_index=index, redacted=not summary and bool(item.get("encrypted_content"))))
             if summary:
                 events.append(ThinkingDeltaEvent(content_index=index, delta=summary))
             events.append(ThinkingEndEvent(content_index=index, thinking_signature=_signature(item)))

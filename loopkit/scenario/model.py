@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, field_validator, model_validator
 
 from ..messages import Usage
+from ..errors import ScriptError
 from ..script import Delay, HttpFault, MidStreamError, ScriptedCall, Truncate, Turn
 
 PROVIDER_NAMES: tuple[str, ...] = ("scripted", "openai_chat", "openai_responses", "anthropic", "gemini", "bedrock")
@@ -200,6 +201,22 @@ class TurnDef(_Model):
     aborted: bool = False
     faults: list[FaultDef] = Field(default_factory=list)
     chunk_size: int | None = Field(default=None, ge=1)
+    stop_sequence: str | None = Field(default=None, min_length=1)
+    refusal: str | None = None
+    content_filter: bool = False
+    pause_turn: bool = False
+    redacted_thinking: str | None = None
+    reasoning_tokens: int | None = Field(default=None, ge=0)
+    split_usage: bool = False
+    wire_stop_reason: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _one_ending(self) -> TurnDef:
+        try:
+            self.to_turn()
+        except ScriptError as exc:
+            raise ValueError(str(exc)) from None
+        return self
 
     def to_turn(self) -> Turn:
         usage = None
@@ -217,6 +234,14 @@ class TurnDef(_Model):
             aborted=self.aborted,
             faults=tuple(f.to_fault() for f in self.faults),
             chunk_size=self.chunk_size,
+            stop_sequence=self.stop_sequence,
+            refusal=self.refusal,
+            content_filter=self.content_filter,
+            pause_turn=self.pause_turn,
+            redacted_thinking=self.redacted_thinking,
+            reasoning_tokens=self.reasoning_tokens,
+            split_usage=self.split_usage,
+            wire_stop_reason=self.wire_stop_reason,
         )
 
 

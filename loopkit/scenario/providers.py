@@ -133,6 +133,12 @@ def skip_reason(name: str, scenario: ScenarioModel) -> str | None:
         return f"{name} has no parallel_tool_calls knob: the scenario's parallel_tool_calls: false cannot be sent"
     if any(t.aborted for t in scenario.script):
         return "an aborted stop comes from the caller's abort signal; no wire protocol can send one (use the abort tool kind)"
+    import simulators
+
+    for turn in scenario.turns():
+        problem = simulators.simulator_class(name).cannot_send(turn)
+        if problem is not None:
+            return f"{name} cannot send a turn's {problem[0]!r}: {problem[1]}"
     if name == "gemini" and scenario.raw_argument_calls():
         return "Gemini sends function-call arguments as a JSON object (a malformed call is finishReason MALFORMED_FUNCTION_CALL), so raw or non-object argument text cannot be expressed"
     if name == "bedrock" and cfg.tool_choice == "none" and any(t.tool_calls for t in scenario.script):

@@ -8,8 +8,9 @@ from loopkit.conformance import CASE_IDS, Suite, run_suite
 
 # What each protocol cannot express (the suite must say so, never pass it silently).
 NOT_APPLICABLE: dict[str, set[str]] = {
-    "openai_chat": {"request.parallel.with_none", "request.history.is_error", "request.reasoning.passback", "stream.thinking", "failure.http_529"},
-    "openai_responses": {"request.parallel.with_none", "request.history.is_error", "failure.http_529"},
+    "openai_chat": {"request.parallel.with_none", "request.history.is_error", "request.reasoning.passback", "stream.thinking", "failure.http_529",
+                    "kind.pause_turn", "kind.redacted_thinking", "kind.usage_split"},
+    "openai_responses": {"request.parallel.with_none", "request.history.is_error", "failure.http_529", "kind.stop_sequence", "kind.pause_turn", "kind.usage_split"},
     "anthropic": set(),
     "gemini": {
         "request.parallel.disabled",
@@ -20,8 +21,11 @@ NOT_APPLICABLE: dict[str, set[str]] = {
         "stream.arguments.non_object",
         "stream.length_mid_call",
         "failure.http_529",
+        "kind.refusal",
+        "kind.pause_turn",
+        "kind.redacted_thinking",
     },
-    "bedrock": {"request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529"},
+    "bedrock": {"request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529", "kind.refusal", "kind.pause_turn", "kind.usage_split"},
 }
 
 

@@ -66,6 +66,8 @@ def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
             for b in m.content:
                 if isinstance(b, TextContent) and b.text:
                     blocks.append({"type": "text", "text": b.text})
+                elif isinstance(b, ThinkingContent) and b.redacted and b.thinking_signature:
+                    blocks.append({"type": "redacted_thinking", "data": b.thinking_signature})
                 elif isinstance(b, ThinkingContent) and b.thinking_signature:
                     blocks.append({"type": "thinking", "thinking": b.thinking, "signature": b.thinking_signature})
                 elif isinstance(b, ToolCall):
@@ -100,7 +102,7 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
     kinds: dict[int, str] = {}
     signatures: dict[int, str] = {}
     usage = Usage()
-    stop = None
+    stop = details = None
     for event in raw:
         signal = request.abort_signal
         if signal is not None and signal.aborted:
@@ -118,6 +120,9 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
                 yield TextStartEvent(content_index=i)
             elif block.type == "thinking":
                 yield ThinkingStartEvent(content_index=i)
+            elif block.type == "redacted_thinking":
+                signatures[i] = block.data
+                yield ThinkingStartEvent(content_index=i, redacted=True)
             elif block.type == "tool_use":
                 yield ToolCallStartEvent(content_index=i, id=block.id, name=block.name)
         elif t == "content_block_delta":
@@ -134,12 +139,13 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
             kind = kinds.get(event.index)
             if kind == "text":
                 yield TextEndEvent(content_index=event.index)
-            elif kind == "thinking":
+            elif kind in ("thinking", "redacted_thinking"):
                 yield ThinkingEndEvent(content_index=event.index, thinking_signature=signatures.get(event.index))
             elif kind == "tool_use":
                 yield ToolCallEndEvent(content_index=event.index)
         elif t == "message_delta":
             stop = event.delta.stop_reason
+            details = getattr(event.delta, "stop_details", None)
             usage.output = event.usage.output_tokens
         elif t == "message_stop":
             break
@@ -149,7 +155,8 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
     if stop in STOP:
         yield DoneEvent(reason=STOP[stop], usage=usage)  # type: ignore[arg-type]
     else:
-        yield ErrorEvent(reason="error", error_message=f"stop_reason {stop}", error_type=stop, usage=usage)
+        explanation = getattr(details, "explanation", None)
+        yield ErrorEvent(reason="error", error_message=f"stop_reason {stop}" + (f": {explanation}" if explanation else ""), error_type=stop, usage=usage)
 
 
 class AnthropicSDKProvider(BaseProvider):

@@ -221,7 +221,7 @@ STOP_CASES = [
 @pytest.mark.parametrize("stream", [True, False])
 @pytest.mark.parametrize(("wire", "normalised"), STOP_CASES)
 def test_every_stop_reason(stream, wire, normalised):
-    sim, provider, _ = make([Turn(text="partial answer", usage=USAGE)], stream=stream, sim_options={"wire_stop_reasons": {0: wire}})
+    sim, provider, _ = make([Turn(text="partial answer", usage=USAGE, wire_stop_reason=wire)], stream=stream)
     msg = ask(provider)
     assert msg.stop_reason == normalised
     assert msg.text == "partial answer" and msg.usage == USAGE

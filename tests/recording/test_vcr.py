@@ -11,7 +11,6 @@ import httpx2
 import pytest
 from vcr.errors import CannotOverwriteExistingCassetteException
 
-from loopkit.errors import CassetteError
 from loopkit.recording import load_cassette_file
 from loopkit.recording._vcr import make_vcr
 
