@@ -11,12 +11,14 @@ from typing import Any
 
 from ..errors import BadRequestError
 from ._case import Case
-from ._failure_cases import check_abort, check_auth, check_mid_stream, check_retries_bounded, check_slow, check_truncated, http_error_case, retried_case
+from ._failure_cases import check_abort, check_auth, check_ends_early, check_mid_stream, check_retries_bounded, check_slow, check_truncated, http_error_case, retried_case
 from ._request_cases import (
     check_empty_error_result,
+    check_history_argument_types,
     check_history_calls,
     check_history_is_error,
     check_history_results,
+    check_history_same_tool_twice,
     check_no_tools,
     check_none_after_tool_round,
     check_parallel_default,
@@ -37,6 +39,7 @@ from ._stream_cases import (
     check_non_object_arguments,
     check_one_call,
     check_parallel_calls,
+    check_same_tool_twice,
     check_stop_reasons,
     check_text,
     check_text_then_call,
@@ -105,6 +108,8 @@ CASES: tuple[Case, ...] = (
     Case("request.no_tools", "A request without tools carries nothing tool-related, whatever tool_choice and parallel_tool_calls say.", "wire.md §1.2; loop.md §13 #53", check_no_tools),
     Case("request.history.tool_calls", "Assistant tool calls are echoed with the same ids, names and arguments, in order.", "wire.md §1.6, §2.6, §3.6, §4.6, §5.7", check_history_calls),
     Case("request.history.results", "Each tool result answers its call's id and carries its text.", "wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7", check_history_results),
+    Case("request.history.same_tool_twice", "Results of two calls of one tool are paired with their calls by id, never by the tool's name.", "wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7; loop.md §8.4", check_history_same_tool_twice),
+    Case("request.history.argument_types", "Echoed tool-call arguments travel in the protocol's JSON type: a string of JSON on OpenAI, an object elsewhere.", "wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7", check_history_argument_types),
     Case("request.history.is_error", "A tool result's is_error travels in the protocol's own convention, and only on errors.", "wire.md §0.3; loop.md §13 #56; DESIGN.md §3", check_history_is_error, _error_flag),
     Case("request.history.empty_error_result", "An error result with no text is still sent in a form the API accepts.", "loop.md §8.2; wire.md §3.6", check_empty_error_result),
     Case("request.system", "The system prompt reaches the protocol's system slot.", "wire.md §1.2, §2.2, §3.1, §4.2, §5.2", check_system),
@@ -114,6 +119,7 @@ CASES: tuple[Case, ...] = (
     Case("stream.thinking", "Thinking is kept as a thinking block with its signature, before the text.", "wire.md §2.4, §3.4, §4.3, §5.4", check_thinking, _reasoning),
     Case("stream.tool_call", "One tool call keeps its id, name and arguments, with stop reason 'toolUse'.", "wire.md §0.3", check_one_call),
     Case("stream.parallel_calls", "Two tool calls in one answer are both kept, in order, with distinct ids.", "wire.md §1.4 #4, §4.4", check_parallel_calls),
+    Case("stream.same_tool_twice", "Two calls of one tool with different arguments stay two calls, each with its own id and arguments.", "wire.md §0.3, §1.4 #4", check_same_tool_twice),
     Case("stream.ids_across_calls", "Tool calls the wire sends without an id (or with its own) get distinct ids across a run's model calls.", "wire.md §4.7 #3; loop.md §8.4", check_ids_across_calls),
     Case("stream.arguments.fragmented", "Arguments split into one-character fragments (inside escapes and emoji) join into the same value.", "wire.md §1.7 #3, §3.4, §5.4", check_fragmented_arguments, _fragments),
     Case("stream.arguments.empty", "A call with empty argument text has arguments {}.", "wire.md §1.7 #2, §3.4, §5.8 #2", check_empty_arguments),
@@ -134,6 +140,7 @@ CASES: tuple[Case, ...] = (
     Case("failure.retries_bounded", "Persistent 5xx answers are retried a bounded number of times, then fail.", "DESIGN.md §4", check_retries_bounded),
     Case("failure.mid_stream", "An error event mid-stream fails the call with the provider's message, without a 'done' or a retry.", "wire.md §6.3; loop.md §8.5", check_mid_stream),
     Case("failure.truncated", "A stream cut off part-way fails the call instead of ending as if complete.", "wire.md §5.6, §6.3", check_truncated),
+    Case("failure.ends_early", "A stream that ends cleanly (no connection error) before the protocol's terminal event fails the call instead of ending as if complete.", "wire.md §1.4, §2.4, §3.4, §4.4, §5.4", check_ends_early),
     Case("failure.slow_stream", "Pauses between stream events do not change the message.", "wire.md §6.3", check_slow),
     Case("failure.abort", "Setting the abort signal mid-stream ends the call with ErrorEvent(reason='aborted'), in stream() and astream().", "loop.md §8.5, §3.12", check_abort),
 )

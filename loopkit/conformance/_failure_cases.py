@@ -8,9 +8,9 @@ from typing import Any
 from ..errors import AuthenticationError, BadRequestError, PermissionDeniedError, ProviderError, ServerError
 from ..events import DoneEvent, ErrorEvent, TextDeltaEvent
 from ..provider import AbortSignal, ModelRequest
-from ..script import Delay, HttpFault, MidStreamError, Truncate, Turn
+from ..script import Delay, HttpFault, MidStreamError, Truncate, Turn, call
 from ._case import Context
-from ._fixtures import answer, finished, request
+from ._fixtures import answer, call_ids, finished, request
 from ._harness import MAX_RETRIES, Exchange
 from ._wire import Wire
 
@@ -148,3 +148,22 @@ def check_abort(ctx: Context) -> None:
             ctx.fail(f"{via} after the abort signal is set mid-stream", "a terminal ErrorEvent(reason='aborted')", ex.outcome())
         if any(isinstance(e, DoneEvent) for e in ex.events):
             ctx.fail(f"{via}: events", "no 'done' event after the abort", ex.outcome())
+
+
+def check_ends_early(ctx: Context) -> None:
+    """A body that ends cleanly (no connection error) before the protocol's terminal event is an
+    incomplete answer, whether it stops mid-text or just before the terminal event."""
+    a, _ = call_ids(ctx.wire)
+    turn = Turn(text="Let me check the weather for you.", tool_calls=(call("get_weather", {"city": "Paris"}, id=a),), chunk_size=6)
+
+    def before_terminal(chunks: list[bytes]) -> list[bytes]:
+        for i, chunk in enumerate(chunks):
+            if ctx.wire.is_terminal(chunk):
+                return chunks[:i]
+        raise AssertionError(f"the {ctx.wire.name} simulator sent no terminal event")  # the suite's own setup
+
+    for what, cut in (("just before its terminal event", before_terminal), ("after two events, mid-text", lambda chunks: chunks[:2])):
+        ex = answer(ctx, [turn], cut=cut)
+        expect_failure(ctx, ex, (ProviderError,), f"a stream that ends cleanly {what}")
+        if any(isinstance(e, DoneEvent) for e in ex.events):
+            ctx.fail(f"events of a stream that ends cleanly {what}", "no 'done' event", ex.outcome())

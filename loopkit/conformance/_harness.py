@@ -27,6 +27,7 @@ MAX_RETRIES = 2
 BASE_DELAY = 0.25
 
 Rewrite = Callable[[str | None, Any], Any]
+Cut = Callable[[list[bytes]], list[bytes]]
 
 
 class RetryRecorder:
@@ -171,12 +172,20 @@ class Harness:
         sim_options: Mapping[str, Any] | None = None,
         rewrite: Rewrite | None = None,
         rechunk: int | None = None,
+        cut: Cut | None = None,
         on_event: Callable[[StreamEvent, ModelRequest], None] | None = None,
         use_async: bool = False,
     ) -> Exchange:
         """Run ``request`` against a simulator answering from ``turns``."""
         return self.run_rounds(
-            turns, lambda done: request if not done else None, sim_options=sim_options, rewrite=rewrite, rechunk=rechunk, on_event=on_event, use_async=use_async
+            turns,
+            lambda done: request if not done else None,
+            sim_options=sim_options,
+            rewrite=rewrite,
+            rechunk=rechunk,
+            cut=cut,
+            on_event=on_event,
+            use_async=use_async,
         )[0]
 
     def run_rounds(
@@ -187,20 +196,22 @@ class Harness:
         sim_options: Mapping[str, Any] | None = None,
         rewrite: Rewrite | None = None,
         rechunk: int | None = None,
+        cut: Cut | None = None,
         on_event: Callable[[StreamEvent, ModelRequest], None] | None = None,
         use_async: bool = False,
     ) -> list[Exchange]:
         """Several model calls through ONE provider and ONE simulator, as a loop makes them.
 
         ``next_request(exchanges so far)`` gives the next request, or None to stop. Each exchange's
-        ``bodies`` are the requests its call sent (retries included).
+        ``bodies`` are the requests its call sent (retries included). ``cut(chunks)`` gives the
+        wire events (one per chunk) a streamed answer keeps; the body then ends cleanly there.
         """
         import simulators
 
         script = Script([turn_from(t) for t in turns], name="conformance")
         sim = simulators.create(self.protocol, script, **dict(sim_options or {}))
-        if rewrite is not None or rechunk is not None:
-            _wrap_handle(sim, rewrite, rechunk)
+        if rewrite is not None or rechunk is not None or cut is not None:
+            _wrap_handle(sim, rewrite, rechunk, cut)
         recorder = RetryRecorder()
         exchanges: list[Exchange] = []
 
@@ -285,14 +296,18 @@ def _close(provider: Any) -> None:
         close()
 
 
-def _wrap_handle(sim: Any, rewrite: Rewrite | None, rechunk: int | None) -> None:
-    """Post-process every response the simulator gives: rewrite SSE JSON payloads, re-chunk bytes."""
+def _wrap_handle(sim: Any, rewrite: Rewrite | None, rechunk: int | None, cut: Cut | None = None) -> None:
+    """Post-process every response the simulator gives: rewrite SSE JSON payloads, end a stream
+    early (cleanly: the connection is not dropped), re-chunk bytes."""
     handle = sim.handle
 
     def wrapped(request: Any) -> Any:
         resp = handle(request)
         if rewrite is not None and resp.status < 400:
             resp.chunks = [rewrite_sse(chunk, rewrite) for chunk in resp.chunks]
+        if cut is not None and resp.status < 400 and resp.streaming:
+            resp.chunks = cut(list(resp.chunks))
+            resp.delays = {i: d for i, d in resp.delays.items() if i < len(resp.chunks)}
         if rechunk is not None and resp.chunks:
             body = b"".join(resp.chunks)
             resp.chunks = [body[i : i + rechunk] for i in range(0, len(body), rechunk)]

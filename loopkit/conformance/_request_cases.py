@@ -8,7 +8,7 @@ from typing import Any
 from ..messages import TextContent, ToolResultMessage, user
 from ..script import ScriptedCall, Turn
 from ._case import Context
-from ._fixtures import PROMPT, SIGNATURE, SYSTEM, TOOLS, accepted, answer, call_ids, finished, history, only_calls, request
+from ._fixtures import PROMPT, SIGNATURE, SYSTEM, TOOLS, TWICE_CALLS, accepted, answer, call_ids, finished, history, only_calls, request, twice_history
 
 
 def check_tools_declared(ctx: Context) -> None:
@@ -94,6 +94,36 @@ def check_history_results(ctx: Context) -> None:
             ctx.expect(f"the result for {name} names the tool", r.name, name)
         if text not in r.text:
             ctx.fail(f"the result for {name} carries its text", text, r.text)
+
+
+def check_history_same_tool_twice(ctx: Context) -> None:
+    ex = answer(ctx, ["Paris is clear; Tokyo is rainy."], request(messages=twice_history(ctx.wire)))
+    accepted(ctx, ex)
+    ids = call_ids(ctx.wire)
+    body = ex.body or {}
+    echoed = [(c.id, c.name, c.arguments) for c in ctx.wire.echoed_calls(body)]
+    expected = [(i, name, args) for i, (name, args, _) in zip(ids, TWICE_CALLS)]
+    if ctx.wire.name == "gemini":  # functionCall.id is optional on this wire; when sent it must be the same
+        echoed = [(e if i is None else i, n, args) for (i, n, args), (e, _, _) in zip(echoed, expected)] + echoed[len(expected) :]
+    ctx.expect("two calls of one tool echoed (id, name, arguments), in order", echoed, expected)
+    results = ctx.wire.results(body)
+    ctx.expect("number of tool results sent", len(results), 2)
+    for n, (r, cid, (_, args, text)) in enumerate(zip(results, ids, TWICE_CALLS)):
+        if text not in r.text:
+            ctx.fail(f"result {n + 1} carries the text of the call with {args}", text, r.text)
+        if r.id is not None or ctx.wire.name != "gemini":  # without ids, Gemini pairs by order
+            ctx.expect(f"result {n + 1} ({text!r}) answers call id", r.id, cid)
+
+
+def check_history_argument_types(ctx: Context) -> None:
+    messages = history(ctx.wire)
+    ex = answer(ctx, ["Paris is clear; Tokyo's zone was not found."], request(messages=messages))
+    accepted(ctx, ex)
+    kind = ctx.wire.arguments_sent_as
+    want = "a string of JSON" if kind is str else "a JSON object"
+    for c in ctx.wire.echoed_calls(ex.body or {}):
+        if not isinstance(c.sent, kind):
+            ctx.fail(f"the arguments of echoed call {c.name!r} on {ctx.wire.name}", want, c.sent)
 
 
 def check_history_is_error(ctx: Context) -> None:

@@ -73,6 +73,21 @@ def check_parallel_calls(ctx: Context) -> None:
     ctx.expect("stop_reason", m.stop_reason, "toolUse")
 
 
+def check_same_tool_twice(ctx: Context) -> None:
+    a, b = call_ids(ctx.wire)
+    turn = Turn(tool_calls=(call("get_weather", {"city": "Paris"}, id=a), call("get_weather", {"city": "Tokyo", "units": "f"}, id=b)), chunk_size=3)
+    m = finished(ctx, answer(ctx, [turn]))
+    if m is None:
+        return
+    calls = only_calls(m)
+    ctx.expect(
+        "two calls of one tool (id, name, arguments), in order",
+        [(c.id, c.name, c.arguments) for c in calls],
+        [(a, "get_weather", {"city": "Paris"}), (b, "get_weather", {"city": "Tokyo", "units": "f"})],
+    )
+    ctx.expect("stop_reason", m.stop_reason, "toolUse")
+
+
 def check_fragmented_arguments(ctx: Context) -> None:
     a, _ = call_ids(ctx.wire)
     args = {"city": 'Zürich "Altstadt" \\ 🏔️', "units": "c", "note": "line1\nline2"}

@@ -29,11 +29,13 @@ class Declared:
 
 @dataclass(slots=True, frozen=True)
 class EchoedCall:
-    """An assistant tool call echoed in a request's history."""
+    """An assistant tool call echoed in a request's history: ``arguments`` decoded, ``sent`` as
+    the body carries them (a JSON string on OpenAI, an object elsewhere)."""
 
     id: Any
     name: Any
     arguments: Any
+    sent: Any = MISSING
 
 
 @dataclass(slots=True, frozen=True)
@@ -86,6 +88,14 @@ class Wire:
     error_flag: str = "none"
     """How an error result is marked: ``none`` (plain text), or the protocol's own field."""
     call_id_prefix: str = "call_"
+    arguments_sent_as: type = dict
+    """The JSON type echoed tool-call arguments travel as (``str``: a string of JSON)."""
+    terminal_event: bytes = b""
+    """What marks the wire event that ends a complete stream (each simulator chunk is one event)."""
+
+    def is_terminal(self, event: bytes) -> bool:
+        """Whether one wire event is the protocol's terminal event."""
+        return self.terminal_event in event
 
     # --- request side ---------------------------------------------------------------------
 
@@ -156,6 +166,8 @@ def _loads(text: Any) -> Any:
 class OpenAIChatWire(Wire):
     name = "openai_chat"
     reasoning = False
+    arguments_sent_as = str
+    terminal_event = b"data: [DONE]"  # §1.4: the stream ends with data: [DONE]
     tool_keys = ("tools", "tool_choice", "parallel_tool_calls")
 
     def tools(self, body):
@@ -187,7 +199,8 @@ class OpenAIChatWire(Wire):
             if isinstance(m, Mapping) and m.get("role") == "assistant":
                 for c in m.get("tool_calls") or []:
                     fn = c.get("function", {})
-                    out.append(EchoedCall(c.get("id", MISSING), fn.get("name", MISSING), _loads(fn.get("arguments", MISSING))))
+                    sent = fn.get("arguments", MISSING)
+                    out.append(EchoedCall(c.get("id", MISSING), fn.get("name", MISSING), _loads(sent), sent))
         return out
 
     def results(self, body):
@@ -229,6 +242,8 @@ class OpenAIChatWire(Wire):
 
 class OpenAIResponsesWire(Wire):
     name = "openai_responses"
+    arguments_sent_as = str
+    terminal_event = b"event: response.completed"  # §2.4: the stream ends after response.completed
     tool_keys = ("tools", "tool_choice", "parallel_tool_calls", "max_tool_calls")
 
     def tools(self, body):
@@ -256,7 +271,7 @@ class OpenAIResponsesWire(Wire):
 
     def echoed_calls(self, body):
         return [
-            EchoedCall(i.get("call_id", MISSING), i.get("name", MISSING), _loads(i.get("arguments", MISSING)))
+            EchoedCall(i.get("call_id", MISSING), i.get("name", MISSING), _loads(i.get("arguments", MISSING)), i.get("arguments", MISSING))
             for i in self._items(body)
             if i.get("type") == "function_call"
         ]
@@ -312,6 +327,7 @@ class AnthropicWire(Wire):
     error_flag = "tool_result.is_error"
     call_id_prefix = "toolu_"
     tool_keys = ("tools", "tool_choice")
+    terminal_event = b"event: message_stop"  # §3.4: the stream ends after message_stop
 
     def tools(self, body):
         tools = body.get("tools")
@@ -344,7 +360,11 @@ class AnthropicWire(Wire):
                 yield from (b for b in m["content"] if isinstance(b, Mapping))
 
     def echoed_calls(self, body):
-        return [EchoedCall(b.get("id", MISSING), b.get("name", MISSING), b.get("input", MISSING)) for b in self._blocks(body, "assistant") if b.get("type") == "tool_use"]
+        return [
+            EchoedCall(b.get("id", MISSING), b.get("name", MISSING), b.get("input", MISSING), b.get("input", MISSING))
+            for b in self._blocks(body, "assistant")
+            if b.get("type") == "tool_use"
+        ]
 
     def results(self, body):
         return [
@@ -390,6 +410,7 @@ class GeminiWire(Wire):
     raw_arguments = False
     error_flag = "functionResponse.response.error"
     tool_keys = ("tools", "toolConfig", "tool_config")
+    terminal_event = b'"finishReason"'  # §4.4: no terminator; the last chunk carries finishReason
 
     def tools(self, body):
         tools = body.get("tools")
@@ -442,7 +463,7 @@ class GeminiWire(Wire):
         for p in self._parts(body, "model"):
             fc = p.get("functionCall", p.get("function_call"))
             if isinstance(fc, Mapping):
-                out.append(EchoedCall(fc.get("id"), fc.get("name", MISSING), fc.get("args", {})))
+                out.append(EchoedCall(fc.get("id"), fc.get("name", MISSING), fc.get("args", {}), fc.get("args", MISSING)))
         return out
 
     def results(self, body):
@@ -498,6 +519,7 @@ class BedrockWire(Wire):
     error_flag = 'toolResult.status="error"'
     call_id_prefix = "tooluse_"
     tool_keys = ("toolConfig",)
+    terminal_event = b"\x0bmessageStop"  # §5.4: the :event-type header value of messageStop
 
     def tools(self, body):
         config = body.get("toolConfig")
@@ -538,7 +560,7 @@ class BedrockWire(Wire):
         for b in self._blocks(body, "assistant"):
             tu = b.get("toolUse")
             if isinstance(tu, Mapping):
-                out.append(EchoedCall(tu.get("toolUseId", MISSING), tu.get("name", MISSING), tu.get("input", MISSING)))
+                out.append(EchoedCall(tu.get("toolUseId", MISSING), tu.get("name", MISSING), tu.get("input", MISSING), tu.get("input", MISSING)))
         return out
 
     def results(self, body):
