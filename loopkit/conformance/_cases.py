@@ -19,6 +19,7 @@ from ._request_cases import (
     check_history_is_error,
     check_history_results,
     check_history_same_tool_twice,
+    check_max_tokens,
     check_no_tools,
     check_none_after_tool_round,
     check_parallel_default,
@@ -27,6 +28,7 @@ from ._request_cases import (
     check_reasoning_passback,
     check_system,
     check_tools_declared,
+    check_tools_strict,
     tool_choice_case,
 )
 from ._stream_cases import (
@@ -51,6 +53,10 @@ from ._stream_cases import (
 from ._wire import Wire
 
 # --- applicability ------------------------------------------------------------------------------
+
+
+def _strict(wire: Wire, provider: Any) -> str | None:
+    return None if wire.strict else f"{wire.name}'s function declarations have no strict field (docs/wire.md §4.2)"
 
 
 def _parallel_knob(wire: Wire, provider: Any) -> str | None:
@@ -97,6 +103,8 @@ def _overloaded(wire: Wire, provider: Any) -> str | None:
 
 CASES: tuple[Case, ...] = (
     Case("request.tools.declared", "Tool declarations reach the wire with their names, descriptions and parameter schemas unchanged.", "wire.md §0.3", check_tools_declared),
+    Case("request.tools.strict", "ToolSpec.strict reaches the declaration's strict field; a tool not asked to be strict is not made strict.", "wire.md §1.2, §2.2, §3.2, §5.2", check_tools_strict, _strict),
+    Case("request.max_tokens", "ModelRequest.max_tokens reaches the protocol's answer-length field.", "wire.md §1.2, §2.2, §3.2, §4.2, §5.2", check_max_tokens),
     Case("request.tool_choice.auto", "tool_choice 'auto' is sent in the protocol's form (or left to its default, auto).", "wire.md §0.3; loop.md §8.1", tool_choice_case("auto")),
     Case("request.tool_choice.required", "tool_choice 'required' makes a tool call mandatory in the protocol's form.", "wire.md §0.3; loop.md §13 #52", tool_choice_case("required")),
     Case("request.tool_choice.none", "tool_choice 'none' forbids tool calls in the protocol's form.", "wire.md §0.3, §5.2; loop.md §13 #54", tool_choice_case("none")),

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..messages import TextContent, ToolResultMessage, user
 from ..script import ScriptedCall, Turn
 from ._case import Context
-from ._fixtures import PROMPT, SIGNATURE, SYSTEM, TOOLS, TWICE_CALLS, accepted, answer, call_ids, finished, history, only_calls, request, twice_history
+from ._fixtures import CLOCK, PROMPT, SIGNATURE, SYSTEM, TOOLS, TWICE_CALLS, WEATHER, accepted, answer, call_ids, finished, history, only_calls, request, twice_history
+from ._wire import MISSING
 
 
 def check_tools_declared(ctx: Context) -> None:
@@ -22,6 +24,29 @@ def check_tools_declared(ctx: Context) -> None:
     for spec, d in zip(TOOLS, declared):
         ctx.expect(f"description of {spec.name}", d.description, spec.description)
         ctx.expect(f"parameters schema of {spec.name}", d.parameters, dict(spec.parameters))
+
+
+def check_tools_strict(ctx: Context) -> None:
+    tools = (replace(WEATHER, strict=True), CLOCK, replace(WEATHER, name="get_forecast", description="Tomorrow's weather.", strict=False))
+    ex = answer(ctx, ["OK."], request(tools=tools))
+    accepted(ctx, ex)
+    declared = ctx.wire.tools(ex.body or {}) or []
+    ctx.expect("declared tool names, in order", [d.name for d in declared], [t.name for t in tools])
+    not_strict = [False] if ctx.wire.strict_by_default else [MISSING, False]
+    for spec, d in zip(tools, declared):
+        allowed = [True] if spec.strict else not_strict
+        ctx.expect_in(f"{ctx.wire.strict} of {spec.name} (ToolSpec.strict={spec.strict})", d.strict, allowed)
+
+
+def check_max_tokens(ctx: Context) -> None:
+    ex = answer(ctx, ["OK."], request(max_tokens=321))
+    accepted(ctx, ex)
+    ctx.expect("the answer-length cap for max_tokens=321", ctx.wire.max_tokens(ex.body or {}), 321)
+    ex = answer(ctx, ["OK."], request())
+    accepted(ctx, ex)
+    sent = ctx.wire.max_tokens(ex.body or {})
+    if not (sent is MISSING or (type(sent) is int and sent > 0)):
+        ctx.fail("the answer-length cap for max_tokens=None", "absent, or the adapter's positive default", sent)
 
 
 def tool_choice_case(form: Any) -> Callable[[Context], None]:

@@ -25,6 +25,7 @@ class Declared:
     name: Any
     description: Any
     parameters: Any
+    strict: Any = MISSING
 
 
 @dataclass(slots=True, frozen=True)
@@ -90,6 +91,10 @@ class Wire:
     call_id_prefix: str = "call_"
     arguments_sent_as: type = dict
     """The JSON type echoed tool-call arguments travel as (``str``: a string of JSON)."""
+    strict: str | None = None
+    """Where a tool declaration carries ``strict`` (None: the protocol has no such field)."""
+    strict_by_default: bool = False
+    """A declaration without ``strict`` is strict (so the adapter must send ``false``)."""
     terminal_event: bytes = b""
     """What marks the wire event that ends a complete stream (each simulator chunk is one event)."""
 
@@ -100,6 +105,10 @@ class Wire:
     # --- request side ---------------------------------------------------------------------
 
     def tools(self, body: Mapping[str, Any]) -> list[Declared] | None:
+        raise NotImplementedError
+
+    def max_tokens(self, body: Mapping[str, Any]) -> Any:
+        """The answer-length cap as sent (MISSING when absent)."""
         raise NotImplementedError
 
     def tool_choice(self, body: Mapping[str, Any]) -> Any:
@@ -167,6 +176,7 @@ class OpenAIChatWire(Wire):
     name = "openai_chat"
     reasoning = False
     arguments_sent_as = str
+    strict = "tools[].function.strict"
     terminal_event = b"data: [DONE]"  # §1.4: the stream ends with data: [DONE]
     tool_keys = ("tools", "tool_choice", "parallel_tool_calls")
 
@@ -177,8 +187,11 @@ class OpenAIChatWire(Wire):
         out = []
         for t in tools:
             fn = t.get("function", {}) if isinstance(t, Mapping) else {}
-            out.append(Declared(fn.get("name", MISSING), fn.get("description", ""), fn.get("parameters", MISSING)))
+            out.append(Declared(fn.get("name", MISSING), fn.get("description", ""), fn.get("parameters", MISSING), fn.get("strict", MISSING)))
         return out
+
+    def max_tokens(self, body):
+        return body.get("max_completion_tokens", body.get("max_tokens", MISSING))  # max_tokens: the deprecated name
 
     def tool_choice(self, body):
         return body.get("tool_choice", MISSING)
@@ -243,6 +256,8 @@ class OpenAIChatWire(Wire):
 class OpenAIResponsesWire(Wire):
     name = "openai_responses"
     arguments_sent_as = str
+    strict = "tools[].strict"
+    strict_by_default = True
     terminal_event = b"event: response.completed"  # §2.4: the stream ends after response.completed
     tool_keys = ("tools", "tool_choice", "parallel_tool_calls", "max_tool_calls")
 
@@ -250,7 +265,14 @@ class OpenAIResponsesWire(Wire):
         tools = body.get("tools")
         if not isinstance(tools, list):
             return None
-        return [Declared(t.get("name", MISSING), t.get("description", ""), t.get("parameters", MISSING)) for t in tools if isinstance(t, Mapping)]
+        return [
+            Declared(t.get("name", MISSING), t.get("description", ""), t.get("parameters", MISSING), t.get("strict", MISSING))
+            for t in tools
+            if isinstance(t, Mapping)
+        ]
+
+    def max_tokens(self, body):
+        return body.get("max_output_tokens", MISSING)
 
     def tool_choice(self, body):
         return body.get("tool_choice", MISSING)
@@ -327,13 +349,21 @@ class AnthropicWire(Wire):
     error_flag = "tool_result.is_error"
     call_id_prefix = "toolu_"
     tool_keys = ("tools", "tool_choice")
+    strict = "tools[].strict"
     terminal_event = b"event: message_stop"  # §3.4: the stream ends after message_stop
 
     def tools(self, body):
         tools = body.get("tools")
         if not isinstance(tools, list):
             return None
-        return [Declared(t.get("name", MISSING), t.get("description", ""), t.get("input_schema", MISSING)) for t in tools if isinstance(t, Mapping)]
+        return [
+            Declared(t.get("name", MISSING), t.get("description", ""), t.get("input_schema", MISSING), t.get("strict", MISSING))
+            for t in tools
+            if isinstance(t, Mapping)
+        ]
+
+    def max_tokens(self, body):
+        return body.get("max_tokens", MISSING)
 
     def tool_choice(self, body):
         choice = body.get("tool_choice", MISSING)
@@ -428,6 +458,12 @@ class GeminiWire(Wire):
                 out.append(Declared(d.get("name", MISSING), d.get("description", ""), params))
         return out
 
+    def max_tokens(self, body):
+        config = body.get("generationConfig", body.get("generation_config"))
+        if not isinstance(config, Mapping):
+            return MISSING
+        return config.get("maxOutputTokens", config.get("max_output_tokens", MISSING))
+
     def tool_choice(self, body):
         config = body.get("toolConfig", body.get("tool_config", MISSING))
         if not isinstance(config, Mapping):
@@ -519,6 +555,7 @@ class BedrockWire(Wire):
     error_flag = 'toolResult.status="error"'
     call_id_prefix = "tooluse_"
     tool_keys = ("toolConfig",)
+    strict = "toolConfig.tools[].toolSpec.strict"
     terminal_event = b"\x0bmessageStop"  # §5.4: the :event-type header value of messageStop
 
     def tools(self, body):
@@ -529,8 +566,13 @@ class BedrockWire(Wire):
         for t in config["tools"]:
             spec = t.get("toolSpec", {}) if isinstance(t, Mapping) else {}
             schema = spec.get("inputSchema", {})
-            out.append(Declared(spec.get("name", MISSING), spec.get("description", ""), schema.get("json", MISSING) if isinstance(schema, Mapping) else MISSING))
+            params = schema.get("json", MISSING) if isinstance(schema, Mapping) else MISSING
+            out.append(Declared(spec.get("name", MISSING), spec.get("description", ""), params, spec.get("strict", MISSING)))
         return out
+
+    def max_tokens(self, body):
+        config = body.get("inferenceConfig")
+        return config.get("maxTokens", MISSING) if isinstance(config, Mapping) else MISSING
 
     def tool_choice(self, body):
         config = body.get("toolConfig")

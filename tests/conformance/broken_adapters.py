@@ -298,6 +298,30 @@ def _wrong_arguments_type(protocol: str) -> Callable[[dict[str, Any]], None]:
     return edit
 
 
+def _ignores_max_tokens(protocol: str) -> Callable[[dict[str, Any]], None]:
+    """Sends no answer-length cap (or, on Anthropic where one is required, always its default)."""
+
+    def edit(body: dict[str, Any]) -> None:
+        if protocol == "anthropic":
+            body["max_tokens"] = 4096
+        for key in ("max_completion_tokens", "max_output_tokens", "generationConfig", "inferenceConfig"):
+            body.pop(key, None)
+
+    return edit
+
+
+def _strict_always_false(protocol: str) -> Callable[[dict[str, Any]], None]:
+    """Declares every tool non-strict, whatever ToolSpec.strict says."""
+
+    def edit(body: dict[str, Any]) -> None:
+        tools = body.get("toolConfig", {}).get("tools", []) if protocol == "bedrock" else body.get("tools", [])
+        for t in tools:
+            holder = t["function"] if protocol == "openai_chat" else t["toolSpec"] if protocol == "bedrock" else t
+            holder["strict"] = False
+
+    return edit
+
+
 def _ignores_retry_after(base: type) -> type:
     def map_error(self: Any, status: int, headers: Any, body: bytes) -> Any:
         err = base.map_error(self, status, headers, body)
@@ -333,6 +357,8 @@ def broken(bug: str, protocol: str) -> Callable[..., Any]:
         "loses_is_error": _loses_is_error,
         "pairs_results_by_name": _pairs_results_by_name,
         "wrong_arguments_type": _wrong_arguments_type,
+        "ignores_max_tokens": _ignores_max_tokens,
+        "strict_always_false": _strict_always_false,
     }
     if bug in stream_bugs:
         cls = _stream_bug(base, stream_bugs[bug], f"{bug}_{protocol}")
@@ -367,6 +393,8 @@ EXPECTED: dict[tuple[str, str], set[str]] = {
     **{("ends_early_as_stop", p): {"failure.ends_early"} for p in ALL},
     **{("pairs_results_by_name", p): {"request.history.same_tool_twice"} for p in ALL},
     **{("wrong_arguments_type", p): {"request.history.argument_types"} for p in ALL},
+    **{("ignores_max_tokens", p): {"request.max_tokens"} for p in ALL},
+    **{("strict_always_false", p): {"request.tools.strict"} for p in ALL if p != "gemini"},  # Gemini has no strict
 }
 
 # A request the real API rejects may also be refused by a simulator that checks what the API

@@ -69,11 +69,14 @@ def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
             add("assistant", blocks)
         elif isinstance(m, ToolResultMessage):
             add("user", [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.text or "(empty)", "is_error": m.is_error}])
-    kwargs: dict[str, Any] = {"model": request.model or model, "max_tokens": 1024, "messages": messages, "stream": True}
+    kwargs: dict[str, Any] = {"model": request.model or model, "max_tokens": request.max_tokens or 1024, "messages": messages, "stream": True}
     if request.system:
         kwargs["system"] = request.system
     if request.tools:
-        kwargs["tools"] = [{"name": t.name, "description": t.description, "input_schema": dict(t.parameters)} for t in request.tools]
+        kwargs["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": dict(t.parameters), **({} if t.strict is None else {"strict": t.strict})}
+            for t in request.tools
+        ]
         choice = request.tool_choice
         sdk_choice: dict[str, Any] | None = None
         if choice == "auto" or (choice is None and request.parallel_tool_calls is False):
