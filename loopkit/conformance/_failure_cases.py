@@ -11,19 +11,33 @@ from ..provider import AbortSignal, ModelRequest
 from ..script import Delay, HttpFault, MidStreamError, Truncate, Turn, call
 from ._case import Context
 from ._fixtures import answer, call_ids, finished, request
-from ._harness import MAX_RETRIES, Exchange
+from ._harness import MAX_RETRIES, Exchange, qualified
 from ._wire import Wire
 
 
 def expect_failure(ctx: Context, ex: Exchange, classes: tuple[type, ...], what: str) -> None:
     if ex.error is not None:
         if not isinstance(ex.error, classes):
-            ctx.fail(what, " or ".join(c.__name__ for c in classes), f"{type(ex.error).__name__}: {ex.error}")
+            ctx.fail(what, " or ".join(qualified(c) for c in classes), f"{qualified(type(ex.error))}: {ex.error}")
         return
     t = ex.terminal
     if isinstance(t, ErrorEvent) and t.reason == "error":
         return
-    ctx.fail(what, f"a raised {' or '.join(c.__name__ for c in classes)} or an ErrorEvent(reason='error')", ex.outcome())
+    ctx.fail(what, f"a raised {' or '.join(qualified(c) for c in classes)} or an ErrorEvent(reason='error')", ex.outcome())
+
+
+def expect_error_details(ctx: Context, ex: Exchange, *, status: int | None, error_type: str) -> None:
+    """The error a failed call surfaced carries the HTTP status (None: an in-stream error) and
+    the provider's own error type (ProviderError.status / .error_type, ErrorEvent.error_type)."""
+    if isinstance(ex.error, ProviderError):
+        got_status, got_type = ex.error.status, ex.error.error_type
+    elif ex.error is None and isinstance(ex.terminal, ErrorEvent):
+        got_status, got_type = status, ex.terminal.error_type
+    else:
+        return  # not a loopkit failure: expect_failure said so already
+    ctx.expect("the error's HTTP status", got_status, status)
+    if (got_type or "").lower() != error_type.lower():
+        ctx.fail("the error's error_type (the provider's own)", error_type, got_type)
 
 
 def said(ex: Exchange) -> str:
@@ -37,8 +51,10 @@ def http_error_case(status: int, classes: tuple[type, ...]) -> Callable[[Context
     message = f"Invalid request (HTTP {status} from the conformance suite)"
 
     def check(ctx: Context) -> None:
-        ex = answer(ctx, [Turn(faults=(HttpFault(status=status, message=message),)), "Never reached."])
+        error_type = ctx.wire.error_types[0]
+        ex = answer(ctx, [Turn(faults=(HttpFault(status=status, message=message, error_type=error_type),)), "Never reached."])
         expect_failure(ctx, ex, classes, f"HTTP {status}")
+        expect_error_details(ctx, ex, status=status, error_type=error_type)
         if message not in said(ex):
             ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
         ctx.expect(f"requests sent (an HTTP {status} is not retried)", ex.attempts, 1)
@@ -107,8 +123,10 @@ def check_retries_bounded(ctx: Context) -> None:
 def check_mid_stream(ctx: Context) -> None:
     text = "This answer will be cut off by an error in the middle of the stream."
     message = "Upstream model failure (conformance)"
-    ex = answer(ctx, [Turn(text=text, chunk_size=4, faults=(MidStreamError(after=3, message=message),)), "Never reached."])
+    error_type = ctx.wire.error_types[1]
+    ex = answer(ctx, [Turn(text=text, chunk_size=4, faults=(MidStreamError(after=3, message=message, error_type=error_type),)), "Never reached."])
     expect_failure(ctx, ex, (ProviderError,), "an error event in the middle of the stream")
+    expect_error_details(ctx, ex, status=None, error_type=error_type)
     if message not in said(ex):
         ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
     if any(isinstance(e, DoneEvent) for e in ex.events):

@@ -9,8 +9,13 @@ boundaries fall inside UTF-8 sequences).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-from collections.abc import Callable, Mapping
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,7 +88,7 @@ class Exchange:
     def failure(self) -> str | None:
         """How the call failed, as a short description, or None when it finished normally."""
         if self.error is not None:
-            return f"raised {type(self.error).__name__}: {self.error}"
+            return f"raised {qualified(type(self.error))}: {self.error}"
         t = self.terminal
         if isinstance(t, ErrorEvent):
             return f"ended with ErrorEvent(reason={t.reason!r}, error_type={t.error_type!r}, message={t.error_message!r})"
@@ -98,6 +103,12 @@ class Exchange:
             return f"broke the stream contract: {self.contract}"
         m = self.message
         return "no message" if m is None else describe_message(m)
+
+
+def qualified(cls: type) -> str:
+    """``module.Class``: an SDK's BadRequestError and loopkit's read differently."""
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
 
 
 def describe_message(m: AssistantMessage) -> str:
@@ -224,8 +235,10 @@ class Harness:
                 ex.waits = recorder.waits[waited:] if self.records_waits else None
                 exchanges.append(ex)
 
+        # a factory that takes no retry= retries with its own sleeps: keep them from waiting
+        quick = contextlib.nullcontext() if self.records_waits else no_real_sleeps()
         if self.served:
-            with simulators.serve(sim) as served:
+            with simulators.serve(sim) as served, quick:
                 provider = self._build(None, served.base_url, recorder.policy())
                 drive(provider)
                 _close(provider)
@@ -233,9 +246,10 @@ class Harness:
             # scripted delays stay instant in process: the transport's sleeps are recorded
             sleeps: list[float] = []
             transport = simulators.SimulatorTransport(sim, sleep=sleeps.append, asleep=_arecord(sleeps))
-            provider = self._build(transport, None, recorder.policy())
-            drive(provider)
-            _close(provider)
+            with quick:
+                provider = self._build(transport, None, recorder.policy())
+                drive(provider)
+                _close(provider)
         return exchanges
 
     def _drive(self, provider: Any, request: ModelRequest, ex: Exchange, on_event: Any, use_async: bool) -> None:
@@ -281,6 +295,52 @@ def _contract_problem(events: list[StreamEvent], error: BaseException | None) ->
     except LoopkitError as exc:
         return str(exc)
     return None
+
+
+_REAL_SLEEP = time.sleep
+_REAL_ASLEEP = asyncio.sleep
+_QUICK: dict[int, list[float]] = {}  # thread id -> the sleeps asked for while no_real_sleeps() is on
+
+
+def _sleep(seconds: float) -> None:
+    asked = _QUICK.get(threading.get_ident())
+    if asked is None:
+        return _REAL_SLEEP(seconds)
+    asked.append(seconds)
+    return None
+
+
+async def _asleep(seconds: float, result: Any = None) -> Any:
+    asked = _QUICK.get(threading.get_ident())
+    if asked is not None and seconds > 0:
+        asked.append(seconds)
+        seconds = 0
+    return await _REAL_ASLEEP(seconds, result)
+
+
+@contextlib.contextmanager
+def no_real_sleeps() -> Iterator[list[float]]:
+    """Make ``time.sleep``, ``asyncio.sleep`` and anyio's asyncio-backend sleep return at once
+    for calls from this thread (a served simulator's pauses, on its own thread, stay real), and
+    record the seconds asked for. The suite turns it on while it drives an adapter whose factory
+    takes no ``retry=``, so an SDK's own retry backoff costs nothing. The stand-ins sleep for real
+    in every other thread and after the block, even where code kept a reference to them."""
+    asked: list[float] = []
+    me = threading.get_ident()
+    _QUICK[me] = asked
+    targets: list[tuple[Any, str, Any]] = [(time, "sleep", _sleep), (asyncio, "sleep", _asleep)]
+    anyio_backend = sys.modules.get("anyio._backends._asyncio")
+    if anyio_backend is not None and getattr(anyio_backend, "sleep", None) is _REAL_ASLEEP:
+        targets.append((anyio_backend, "sleep", _asleep))
+    saved = [(obj, name, getattr(obj, name)) for obj, name, _ in targets]
+    for obj, name, value in targets:
+        setattr(obj, name, value)
+    try:
+        yield asked
+    finally:
+        for obj, name, value in saved:
+            setattr(obj, name, value)
+        del _QUICK[me]
 
 
 def _arecord(sleeps: list[float]) -> Callable[[float], Any]:

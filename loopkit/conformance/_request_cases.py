@@ -104,6 +104,7 @@ def check_history_calls(ctx: Context) -> None:
     if ctx.wire.name == "gemini":  # functionCall.id is optional on this wire; when sent it must be the same
         got = [(e if i is None else i, n, args) for (i, n, args), (e, _, _) in zip(got, expected)] + got[len(expected) :]
     ctx.expect("assistant tool calls echoed (id, name, arguments), in order", got, expected)
+    ctx.expect("the assistant's text echoed before its calls", ctx.wire.assistant_text(ex.body or {}), "Let me check both.")
 
 
 def check_history_results(ctx: Context) -> None:
@@ -202,3 +203,6 @@ def check_reasoning_passback(ctx: Context) -> None:
     signatures = [sig for _, sig in ctx.wire.reasoning_passed_back(second.body or {})]
     if SIGNATURE not in signatures:
         ctx.fail("reasoning signature passed back in the next request", SIGNATURE, signatures or "no reasoning in the history")
+    if ctx.wire.name in ("anthropic", "bedrock"):  # the signature signs the text: both go back (§3.6, §5.8)
+        texts = [text for text, sig in ctx.wire.reasoning_passed_back(second.body or {}) if sig == SIGNATURE]
+        ctx.expect("the thinking text passed back with its signature", texts, ["The user wants the weather."])

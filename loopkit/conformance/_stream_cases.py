@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..events import ErrorEvent
 from ..messages import TextContent, ThinkingContent, ToolResultMessage, Usage, user
 from ..provider import ModelRequest
 from ..script import Turn, call
@@ -180,6 +181,9 @@ def check_stop_reasons(ctx: Context) -> None:
     for case in ctx.wire.stop_cases():
         ex = answer(ctx, [turn_from(case.turn)], sim_options=case.sim_options, rewrite=case.rewrite)
         if "error" in case.expected and is_provider_failure(ex):
+            t = ex.terminal
+            if ex.error is None and isinstance(t, ErrorEvent) and not t.error_message:
+                ctx.fail(f"the ErrorEvent for wire stop reason {case.wire!r}", "an error_message saying why", t.error_message)
             continue
         if ex.contract is not None or ex.message is None:
             ctx.fail(f"wire stop reason {case.wire!r}", sorted(case.expected), ex.outcome())

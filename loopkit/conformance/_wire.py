@@ -91,6 +91,8 @@ class Wire:
     call_id_prefix: str = "call_"
     arguments_sent_as: type = dict
     """The JSON type echoed tool-call arguments travel as (``str``: a string of JSON)."""
+    error_types: tuple[str, str] = ("invalid_request_error", "server_error")
+    """The provider's error type of an HTTP 400, and of an in-stream server error (§6.3)."""
     strict: str | None = None
     """Where a tool declaration carries ``strict`` (None: the protocol has no such field)."""
     strict_by_default: bool = False
@@ -129,6 +131,10 @@ class Wire:
         raise NotImplementedError
 
     def results(self, body: Mapping[str, Any]) -> list[SentResult]:
+        raise NotImplementedError
+
+    def assistant_text(self, body: Mapping[str, Any]) -> str:
+        """The text of the assistant turns echoed in the history, joined."""
         raise NotImplementedError
 
     def system(self, body: Mapping[str, Any]) -> Any:
@@ -223,6 +229,9 @@ class OpenAIChatWire(Wire):
             if isinstance(m, Mapping) and m.get("role") == "tool"
         ]
 
+    def assistant_text(self, body):
+        return "".join(_text_of(m.get("content")) for m in body.get("messages") or [] if isinstance(m, Mapping) and m.get("role") == "assistant")
+
     def system(self, body):
         for m in body.get("messages") or []:
             if isinstance(m, Mapping) and m.get("role") in ("system", "developer"):
@@ -305,6 +314,9 @@ class OpenAIResponsesWire(Wire):
             if i.get("type") == "function_call_output"
         ]
 
+    def assistant_text(self, body):
+        return "".join(_text_of(i.get("content")) for i in self._items(body) if i.get("role") == "assistant" and i.get("type", "message") == "message")
+
     def system(self, body):
         if isinstance(body.get("instructions"), str) and body["instructions"]:
             return body["instructions"]
@@ -348,6 +360,7 @@ class AnthropicWire(Wire):
     overloaded_529 = True
     error_flag = "tool_result.is_error"
     call_id_prefix = "toolu_"
+    error_types = ("invalid_request_error", "api_error")
     tool_keys = ("tools", "tool_choice")
     strict = "tools[].strict"
     terminal_event = b"event: message_stop"  # §3.4: the stream ends after message_stop
@@ -403,6 +416,9 @@ class AnthropicWire(Wire):
             if b.get("type") == "tool_result"
         ]
 
+    def assistant_text(self, body):
+        return "".join(b.get("text", "") for b in self._blocks(body, "assistant") if b.get("type") == "text")
+
     def system(self, body):
         system = body.get("system", MISSING)
         return system if system is MISSING else _text_of(system)
@@ -439,6 +455,7 @@ class GeminiWire(Wire):
     fragments_arguments = False
     raw_arguments = False
     error_flag = "functionResponse.response.error"
+    error_types = ("INVALID_ARGUMENT", "INTERNAL")
     tool_keys = ("tools", "toolConfig", "tool_config")
     terminal_event = b'"finishReason"'  # §4.4: no terminator; the last chunk carries finishReason
 
@@ -513,6 +530,9 @@ class GeminiWire(Wire):
                 out.append(SentResult(fr.get("id"), fr.get("name", MISSING), text, error))
         return out
 
+    def assistant_text(self, body):
+        return "".join(p["text"] for p in self._parts(body, "model") if isinstance(p.get("text"), str) and not p.get("thought"))
+
     def system(self, body):
         si = body.get("systemInstruction", body.get("system_instruction", MISSING))
         if si is MISSING:
@@ -554,6 +574,7 @@ class BedrockWire(Wire):
     parallel_knob = False
     error_flag = 'toolResult.status="error"'
     call_id_prefix = "tooluse_"
+    error_types = ("ValidationException", "internalServerException")
     tool_keys = ("toolConfig",)
     strict = "toolConfig.tools[].toolSpec.strict"
     terminal_event = b"\x0bmessageStop"  # §5.4: the :event-type header value of messageStop
@@ -612,6 +633,9 @@ class BedrockWire(Wire):
             if isinstance(tr, Mapping):
                 out.append(SentResult(tr.get("toolUseId", MISSING), None, _text_of(tr.get("content")), tr.get("status") == "error"))
         return out
+
+    def assistant_text(self, body):
+        return "".join(b["text"] for b in self._blocks(body, "assistant") if isinstance(b.get("text"), str))
 
     def system(self, body):
         system = body.get("system", MISSING)
