@@ -27,6 +27,8 @@ that the counts add up and every survivor is accounted for.
 from __future__ import annotations
 
 import argparse
+import ast
+import difflib
 import hashlib
 import json
 import os
@@ -119,12 +121,16 @@ def prepare(group: str) -> Path:
     return work
 
 
-def run_group(group: str, *, max_children: int, time_box: float) -> dict:
-    work = prepare(group)
+def run_group(group: str, *, max_children: int, time_box: float, resume: bool = False) -> dict:
+    if resume and (WORK / group / "mutants").is_dir():
+        work = WORK / group
+        refresh(group)
+    else:
+        work = prepare(group)
     env = {**os.environ, "PYTHONPATH": "", "PYTHONDONTWRITEBYTECODE": "1"}
     started = time.monotonic()
     timed_out = False
-    with open(work / "mutmut-run.log", "w", encoding="utf-8") as log:
+    with open(work / "mutmut-run.log", "a", encoding="utf-8") as log:
         proc = subprocess.Popen([sys.executable, "-m", "mutmut", "run", "--max-children", str(max_children)], cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT)
         try:
             proc.wait(timeout=time_box)
@@ -155,10 +161,86 @@ def results(group: str) -> dict[str, str]:
     return found
 
 
-def diff(group: str, mutant: str) -> str:
-    out = subprocess.run([sys.executable, "-m", "mutmut", "show", mutant], cwd=WORK / group, capture_output=True, text=True).stdout
-    lines = [line for line in out.splitlines()[1:] if line.startswith(("+", "-", "@@")) and not line.startswith(("+++", "---"))]
-    return "\n".join(lines)
+_SOURCES: dict[Path, dict[str, str]] = {}
+
+
+def diff(group: str, mutant: str, module: str) -> str:
+    """The lines a mutant changes, from mutmut's mutated copy of the module (each mutant is a
+    copy of its function next to ``<function>__mutmut_orig``)."""
+    path = WORK / group / "mutants" / module
+    if path not in _SOURCES:
+        text = path.read_text(encoding="utf-8")
+        tree = ast.parse(text)
+        _SOURCES[path] = {n.name: ast.get_source_segment(text, n) or "" for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    functions = _SOURCES[path]
+    name = mutant.rsplit(".", 1)[1]
+    orig = functions.get(name.rsplit("__mutmut_", 1)[0] + "__mutmut_orig", "").splitlines()[1:]
+    mutated = functions.get(name, "").splitlines()[1:]
+    out = [line for line in difflib.unified_diff(orig, mutated, lineterm="", n=0) if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    return "\n".join(line[0] + " " + line[1:].strip() for line in out)
+
+
+RECHECK = r"""
+import json, os, signal, sys
+from mutmut.mutation.trampoline import set_mutant_under_test
+from loopkit.conformance import CASES, Suite
+
+protocols, names = json.loads(sys.stdin.read())
+suites = {p: Suite(p) for p in protocols}
+for s in suites.values():
+    s.provider()
+out = {}
+for name in names:
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        set_mutant_under_test(name)
+        signal.alarm(60)
+        for p, suite in suites.items():
+            for case in suite.cases:
+                result = suite.run_case(case)
+                if result.status in ("fail", "error"):
+                    os.write(w, f"{p}:{case.id}".encode())
+                    os._exit(1)
+        os._exit(0)
+    os.close(w)
+    _, status = os.waitpid(pid, 0)
+    killer = os.read(r, 1000).decode()
+    os.close(r)
+    if os.WIFSIGNALED(status):
+        out[name] = ["timeout", ""]
+    else:
+        out[name] = ["killed", killer] if os.WEXITSTATUS(status) else ["survived", ""]
+print(json.dumps(out))
+"""
+
+
+def refresh(group: str) -> None:
+    """Put the current conformance suite and simulators into a group's workspace (the mutated
+    adapter modules stay as mutmut made them)."""
+    work = WORK / group
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    for base in (work, work / "mutants"):
+        shutil.copytree(ROOT / "loopkit" / "conformance", base / "loopkit" / "conformance", ignore=ignore, dirs_exist_ok=True)
+        shutil.copytree(ROOT / "simulators", base / "simulators", ignore=ignore, dirs_exist_ok=True)
+
+
+def recheck(group: str, names: list[str]) -> dict[str, list[str]]:
+    """Run the CURRENT suite against mutants mutmut judged earlier (one forked child per mutant,
+    from mutmut's mutated copy): the survivors a case added since then kills, and which case."""
+    if not names:
+        return {}
+    refresh(group)
+    env = {**os.environ, "PYTHONPATH": str(WORK / group / "mutants"), "PYTHONDONTWRITEBYTECODE": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-c", RECHECK], cwd=WORK / group / "mutants", env=env, input=json.dumps([GROUPS[group][1], names]), capture_output=True, text=True
+    )
+    if proc.returncode != 0:
+        raise SystemExit(f"recheck of {group} failed:\n{proc.stderr[-3000:]}")
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    (WORK / group / "recheck.json").write_text(json.dumps(found, indent=1), encoding="utf-8")
+    return found
 
 
 def module_of(mutant: str, modules: tuple[str, ...]) -> str:
@@ -171,21 +253,28 @@ def module_of(mutant: str, modules: tuple[str, ...]) -> str:
 def summarise(runs: dict[str, dict]) -> dict:
     verdicts = json.loads(VERDICTS.read_text(encoding="utf-8")) if VERDICTS.exists() else {}
     old = json.loads(SUMMARY.read_text(encoding="utf-8")) if SUMMARY.exists() else {}
+    redone = {m for g in runs for m in GROUPS[g][0]}
     modules_out: dict[str, dict] = dict(old.get("modules", {}))
-    survivors = [s for s in old.get("survivors", []) if s["module"] not in {m for g in runs for m in GROUPS[g][0]}]
-    unreached = [s for s in old.get("not_reached", []) if s["module"] not in {m for g in runs for m in GROUPS[g][0]}]
+    survivors = [s for s in old.get("survivors", []) if s["module"] not in redone]
+    unreached = [s for s in old.get("not_reached", []) if s["module"] not in redone]
+    new_kills = [s for s in old.get("killed_by_new_cases", []) if s["module"] not in redone]
     for group, run in runs.items():
         modules, _ = GROUPS[group]
         statuses = results(group)
+        rechecked = recheck(group, sorted(k for k, v in statuses.items() if v == "survived"))
         for module in modules:
             mine = {k: v for k, v in statuses.items() if module_of(k, modules) == module}
+            for name, (status, killer) in rechecked.items():
+                if name in mine and status != "survived":
+                    mine[name] = "killed" if status == "killed" else "timeout"
+                    new_kills.append({"mutant": name, "module": module, "case": killer or "(timeout)", "diff": diff(group, name, module)})
             counts = {c: sum(1 for v in mine.values() if v == c) for c in COUNTED}
             source = (ROOT / module).read_bytes()
             modules_out[module] = {"group": group, "total": len(mine), **counts, "run": run, "source_sha256": hashlib.sha256(source).hexdigest()}
             for name, status in sorted(mine.items()):
                 if status == "survived":
                     verdict = verdicts.get(name, {"verdict": "unjudged", "reason": ""})
-                    survivors.append({"mutant": name, "module": module, "diff": diff(group, name), **verdict})
+                    survivors.append({"mutant": name, "module": module, "diff": diff(group, name, module), **verdict})
                 elif status in ("no_tests", "not_checked"):
                     unreached.append({"mutant": name, "module": module, "status": status})
     totals = {c: sum(m[c] for m in modules_out.values()) for c in ("total", *COUNTED)}
@@ -200,7 +289,7 @@ def summarise(runs: dict[str, dict]) -> dict:
         "modules": dict(sorted(modules_out.items())),
         "survivors": sorted(survivors, key=lambda s: s["mutant"]),
         "not_reached": sorted(unreached, key=lambda s: s["mutant"]),
-        "killed_by_new_cases": verdicts.get("__killed_by_new_cases__", []),
+        "killed_by_new_cases": sorted(new_kills, key=lambda s: s["mutant"]),
     }
 
 
@@ -215,7 +304,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--adapter", action="append", choices=list(GROUPS), help="run only this group (repeatable)")
     parser.add_argument("--max-children", type=int, default=1, help="mutants run at once (default 1: the machine is shared)")
     parser.add_argument("--time-box", type=float, default=1800.0, help="seconds one group may run (default 1800)")
-    parser.add_argument("--summary-only", action="store_true", help="rebuild the summary from the last runs in .mutation/")
+    parser.add_argument("--summary-only", action="store_true", help="rebuild the summary from the last runs in .mutation/ (survivors rechecked against the current suite)")
+    parser.add_argument("--resume", action="store_true", help="go on with an unfinished (time-boxed) run in .mutation/ instead of starting afresh")
     args = parser.parse_args(argv)
     groups = args.adapter or list(GROUPS)
     runs: dict[str, dict] = {}
@@ -226,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
             runs[group] = old.get("modules", {}).get(first, {}).get("run", {})
             continue
         print(f"mutating {group} ...", flush=True)
-        runs[group] = run_group(group, max_children=args.max_children, time_box=args.time_box)
+        runs[group] = run_group(group, max_children=args.max_children, time_box=args.time_box, resume=args.resume)
         print(f"  {runs[group]}", flush=True)
     summary = summarise(runs)
     SUMMARY.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

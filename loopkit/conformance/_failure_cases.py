@@ -70,7 +70,7 @@ def check_auth(ctx: Context) -> None:
 
 
 def auth_fault(wire: Wire) -> tuple[HttpFault, tuple[type, ...]]:
-    """What a protocol answers to a bad key (wire.md §6.3) and the errors that may report it."""
+    """What a protocol answers to a bad key (docs/wire.md §6.3) and the errors that may report it."""
     if wire.name == "gemini":
         body = {
             "error": {

@@ -1,4 +1,4 @@
-"""The suite's own reading of each wire protocol (spec/wire.md §0.2, §0.3 and §1-§5).
+"""The suite's own reading of each wire protocol (docs/wire.md §0.2, §0.3 and §1-§5).
 
 Nothing here comes from ``loopkit.providers``: the expectations are written from the spec, so an
 adapter's misreading of a protocol cannot hide on both sides of a check. Each :class:`Wire` says
