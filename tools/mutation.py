@@ -36,6 +36,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -43,6 +44,8 @@ ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / ".mutation"
 SUMMARY = ROOT / "loopkit" / "conformance" / "mutation-summary.json"
 VERDICTS = ROOT / "tools" / "mutation-verdicts.json"
+README = ROOT / "loopkit" / "conformance" / "README.md"
+VERDICT_KINDS = ("equivalent", "unobservable", "open")
 
 # group -> (modules mutated, protocols whose conformance cases are the tests)
 GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -170,8 +173,11 @@ def diff(group: str, mutant: str, module: str) -> str:
     path = WORK / group / "mutants" / module
     if path not in _SOURCES:
         text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
         tree = ast.parse(text)
-        _SOURCES[path] = {n.name: ast.get_source_segment(text, n) or "" for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        _SOURCES[path] = {
+            n.name: "\n".join(lines[n.lineno - 1 : n.end_lineno]) for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        }
     functions = _SOURCES[path]
     name = mutant.rsplit(".", 1)[1]
     orig = functions.get(name.rsplit("__mutmut_", 1)[0] + "__mutmut_orig", "").splitlines()[1:]
@@ -209,10 +215,10 @@ for name in names:
     killer = os.read(r, 1000).decode()
     os.close(r)
     if os.WIFSIGNALED(status):
-        out[name] = ["timeout", ""]
+        verdict = ["timeout", ""]
     else:
-        out[name] = ["killed", killer] if os.WEXITSTATUS(status) else ["survived", ""]
-print(json.dumps(out))
+        verdict = ["killed", killer] if os.WEXITSTATUS(status) else ["survived", ""]
+    print(json.dumps([name, verdict]), flush=True)
 """
 
 
@@ -226,21 +232,52 @@ def refresh(group: str) -> None:
         shutil.copytree(ROOT / "simulators", base / "simulators", ignore=ignore, dirs_exist_ok=True)
 
 
-def recheck(group: str, names: list[str]) -> dict[str, list[str]]:
+def recheck(group: str, names: list[str], time_box: float = 600.0) -> dict[str, list[str]]:
     """Run the CURRENT suite against mutants mutmut judged earlier (one forked child per mutant,
     from mutmut's mutated copy): the survivors a case added since then kills, and which case."""
     if not names:
         return {}
+    cache = WORK / group / "recheck.json"
+    suite = suite_hash()
+    known: dict[str, list[str]] = {}
+    if cache.exists():
+        old = json.loads(cache.read_text(encoding="utf-8"))
+        if old.get("suite") == suite:
+            known = {n: v for n, v in old.get("results", {}).items() if n in names}
+    names = [n for n in names if n not in known]
+    if not names:
+        return known
     refresh(group)
     env = {**os.environ, "PYTHONPATH": str(WORK / group / "mutants"), "PYTHONDONTWRITEBYTECODE": "1"}
-    proc = subprocess.run(
-        [sys.executable, "-c", RECHECK], cwd=WORK / group / "mutants", env=env, input=json.dumps([GROUPS[group][1], names]), capture_output=True, text=True
+    proc = subprocess.Popen(
+        [sys.executable, "-c", RECHECK], cwd=WORK / group / "mutants", env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
-    if proc.returncode != 0:
-        raise SystemExit(f"recheck of {group} failed:\n{proc.stderr[-3000:]}")
-    found = json.loads(proc.stdout.strip().splitlines()[-1])
-    (WORK / group / "recheck.json").write_text(json.dumps(found, indent=1), encoding="utf-8")
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(json.dumps([GROUPS[group][1], names]))
+    proc.stdin.close()
+    found: dict[str, list[str]] = dict(known)
+    deadline = time.monotonic() + time_box
+    timer = threading.Timer(time_box, proc.kill)  # a time-boxed recheck keeps what it finished
+    timer.start()
+    for line in proc.stdout:
+        name, verdict = json.loads(line)
+        found[name] = verdict
+    timer.cancel()
+    proc.wait()
+    if proc.returncode != 0 and time.monotonic() < deadline:
+        raise SystemExit(f"recheck of {group} failed (exit {proc.returncode})")
+    print(f"  rechecked {len(found) - len(known)} of {len(names)} survivors of {group} against the current suite", flush=True)
+    cache.write_text(json.dumps({"suite": suite, "results": found}, indent=1), encoding="utf-8")
     return found
+
+
+def suite_hash() -> str:
+    """What the recheck depends on: the conformance suite and the simulators."""
+    h = hashlib.sha256()
+    for path in sorted([*(ROOT / "loopkit" / "conformance").rglob("*.py"), *(ROOT / "simulators").rglob("*.py")]):
+        h.update(path.relative_to(ROOT).as_posix().encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def module_of(mutant: str, modules: tuple[str, ...]) -> str:
@@ -250,7 +287,7 @@ def module_of(mutant: str, modules: tuple[str, ...]) -> str:
     raise SystemExit(f"mutant {mutant} belongs to none of {modules}")
 
 
-def summarise(runs: dict[str, dict]) -> dict:
+def summarise(runs: dict[str, dict], recheck_box: float = 600.0) -> dict:
     verdicts = json.loads(VERDICTS.read_text(encoding="utf-8")) if VERDICTS.exists() else {}
     old = json.loads(SUMMARY.read_text(encoding="utf-8")) if SUMMARY.exists() else {}
     redone = {m for g in runs for m in GROUPS[g][0]}
@@ -261,7 +298,7 @@ def summarise(runs: dict[str, dict]) -> dict:
     for group, run in runs.items():
         modules, _ = GROUPS[group]
         statuses = results(group)
-        rechecked = recheck(group, sorted(k for k, v in statuses.items() if v == "survived"))
+        rechecked = recheck(group, sorted(k for k, v in statuses.items() if v == "survived"), time_box=recheck_box)
         for module in modules:
             mine = {k: v for k, v in statuses.items() if module_of(k, modules) == module}
             for name, (status, killer) in rechecked.items():
@@ -273,7 +310,7 @@ def summarise(runs: dict[str, dict]) -> dict:
             modules_out[module] = {"group": group, "total": len(mine), **counts, "run": run, "source_sha256": hashlib.sha256(source).hexdigest()}
             for name, status in sorted(mine.items()):
                 if status == "survived":
-                    verdict = verdicts.get(name, {"verdict": "unjudged", "reason": ""})
+                    verdict = judge(name, diff(group, name, module), verdicts)
                     survivors.append({"mutant": name, "module": module, "diff": diff(group, name, module), **verdict})
                 elif status in ("no_tests", "not_checked"):
                     unreached.append({"mutant": name, "module": module, "status": status})
@@ -293,6 +330,59 @@ def summarise(runs: dict[str, dict]) -> dict:
     }
 
 
+def judge(name: str, change: str, verdicts: dict) -> dict[str, str]:
+    """The verdict on a survivor: by name, else by the first rule whose function and diff
+    patterns match (``tools/mutation-verdicts.json``: ``{"mutants": {...}, "rules": [...]}``)."""
+    if name in verdicts.get("mutants", {}):
+        return dict(verdicts["mutants"][name])
+    function = name.rsplit(".", 1)[1].rsplit("__mutmut_", 1)[0]
+    for rule in verdicts.get("rules", []):
+        if re.search(rule.get("function", ""), function) and re.search(rule.get("diff", ""), change, re.S):
+            return {"verdict": rule["verdict"], "reason": rule["reason"]}
+    return {"verdict": "unjudged", "reason": ""}
+
+
+def readme_section(summary: dict) -> str:
+    """The README's mutation-score text, from the summary."""
+    s, t = summary["score"], summary["totals"]
+    lines = [
+        "<!-- mutation:start (written by tools/mutation.py) -->",
+        f"Last run: {summary['tool']}, the conformance suite as the only test. **{s['killed_or_timeout']} of {s['checked']} "
+        f"mutants checked were killed: {s['percent']}%** ({t['no_tests']} more sit in code no case reaches, such as "
+        f"the non-streaming decoders; {t['not_checked']} were left unchecked when a module's run hit its time box).",
+        "",
+        "| module | mutants | checked | killed (incl. timeout) | survived | no case reaches | not checked (time box) |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for module, m in summary["modules"].items():
+        checked = m["total"] - m["not_checked"] - m["skipped"]
+        lines.append(f"| `{module}` | {m['total']} | {checked} | {m['killed'] + m['timeout']} | {m['survived']} | {m['no_tests']} | {m['not_checked']} |")
+    by_kind: dict[str, int] = {}
+    for sv in summary["survivors"]:
+        by_kind[sv["verdict"]] = by_kind.get(sv["verdict"], 0) + 1
+    lines += [
+        "",
+        f"Survivors by verdict: {', '.join(f'{n} {k}' for k, n in sorted(by_kind.items())) or 'none'}. "
+        "`equivalent`: no behaviour changes; `unobservable`: a difference no wire exchange can show (the wording "
+        "of loopkit's own error messages, attributes the loop never reads); `open`: a behaviour difference the "
+        "suite does not catch yet, with the case that would. Each survivor, its diff and the reason are in the "
+        f"summary; {len(summary['killed_by_new_cases'])} survivors of the run are killed by cases added after it "
+        "(listed there with the case).",
+        "<!-- mutation:end -->",
+    ]
+    return "\n".join(lines)
+
+
+def write_readme(summary: dict) -> None:
+    text = README.read_text(encoding="utf-8")
+    section = readme_section(summary)
+    if "<!-- mutation:start" in text:
+        text = re.sub(r"<!-- mutation:start.*?<!-- mutation:end -->", lambda m: section, text, flags=re.S)
+    else:
+        text = text.replace("MUTATION_RESULTS", section)
+    README.write_text(text, encoding="utf-8")
+
+
 def _version(name: str) -> str:
     from importlib.metadata import version
 
@@ -305,11 +395,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-children", type=int, default=1, help="mutants run at once (default 1: the machine is shared)")
     parser.add_argument("--time-box", type=float, default=1800.0, help="seconds one group may run (default 1800)")
     parser.add_argument("--summary-only", action="store_true", help="rebuild the summary from the last runs in .mutation/ (survivors rechecked against the current suite)")
+    parser.add_argument("--recheck-time-box", type=float, default=600.0, help="seconds to recheck one group's survivors against the current suite (default 600)")
+    parser.add_argument("--recheck-only", action="store_true", help="only recheck the survivors of the last runs against the current suite (cached for --summary-only)")
     parser.add_argument("--resume", action="store_true", help="go on with an unfinished (time-boxed) run in .mutation/ instead of starting afresh")
     args = parser.parse_args(argv)
     groups = args.adapter or list(GROUPS)
     runs: dict[str, dict] = {}
     old = json.loads(SUMMARY.read_text(encoding="utf-8")) if SUMMARY.exists() else {}
+    if args.recheck_only:
+        for group in groups:
+            recheck(group, sorted(k for k, v in results(group).items() if v == "survived"), time_box=args.recheck_time_box)
+        return 0
     for group in groups:
         if args.summary_only:
             first = GROUPS[group][0][0]
@@ -318,8 +414,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mutating {group} ...", flush=True)
         runs[group] = run_group(group, max_children=args.max_children, time_box=args.time_box, resume=args.resume)
         print(f"  {runs[group]}", flush=True)
-    summary = summarise(runs)
+    summary = summarise(runs, recheck_box=args.recheck_time_box)
     SUMMARY.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_readme(summary)
     s = summary["score"]
     print(f"score: {s['killed_or_timeout']}/{s['checked']} = {s['percent']}% (summary: {SUMMARY.relative_to(ROOT)})")
     for module, m in summary["modules"].items():

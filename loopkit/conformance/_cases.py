@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import BadRequestError
 from ._case import Case
-from ._failure_cases import check_abort, check_auth, check_ends_early, check_mid_stream, check_retries_bounded, check_slow, check_truncated, http_error_case, retried_case
+from ._failure_cases import check_abort, check_auth, check_ends_early, check_error_body_not_json, check_mid_stream, check_retries_bounded, check_slow, check_truncated, http_error_case, retried_case
 from ._request_cases import (
     check_empty_error_result,
     check_history_argument_types,
@@ -140,6 +140,7 @@ CASES: tuple[Case, ...] = (
     Case("stream.async", "astream() yields the same events as stream().", "docs/wire.md §6.3", check_async),
     Case("stop.reasons", "Every stop reason of the protocol maps to loopkit's (stop, toolUse, length, error).", "docs/wire.md §0.2; docs/loop.md §8.3", check_stop_reasons),
     Case("failure.http_400", "HTTP 400 fails the call with a BadRequestError carrying the provider's message, and is not retried.", "docs/wire.md §6.3", http_error_case(400, (BadRequestError,))),
+    Case("failure.error_body_not_json", "An HTTP error whose body is not JSON (a proxy's plain text) still fails by its status, with the text as the message.", "docs/wire.md §6.3", check_error_body_not_json),
     Case("failure.auth", "Bad credentials fail the call with an authentication error and are not retried.", "docs/wire.md §6.3", check_auth),
     Case("failure.http_429_retry_after", "HTTP 429 is retried after exactly the wait the provider asked for, in stream() and astream().", "docs/wire.md §1.1, §3.1, §4.5, §5.1", retried_case(429, retry_after=1.5)),
     Case("failure.http_500", "HTTP 500 is retried and the retry's answer is used.", "docs/wire.md §6.3", retried_case(500)),

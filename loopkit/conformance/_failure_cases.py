@@ -62,6 +62,18 @@ def http_error_case(status: int, classes: tuple[type, ...]) -> Callable[[Context
     return check
 
 
+def check_error_body_not_json(ctx: Context) -> None:
+    """A proxy or load balancer in front of the API answers in plain text: the status still decides."""
+    text = "upstream connect error or disconnect/reset before headers (conformance)"
+    ex = answer(ctx, [Turn(faults=(HttpFault(status=400, body=text),)), "Never reached."])
+    expect_failure(ctx, ex, (BadRequestError,), "HTTP 400 with a plain-text body")
+    if text not in said(ex):
+        ctx.fail("the error message of a plain-text error body", f"text containing {text!r}", said(ex))
+    if isinstance(ex.error, ProviderError):
+        ctx.expect("the error's HTTP status", ex.error.status, 400)
+    ctx.expect("requests sent (an HTTP 400 is not retried)", ex.attempts, 1)
+
+
 def check_auth(ctx: Context) -> None:
     fault, classes = auth_fault(ctx.wire)
     ex = answer(ctx, [Turn(faults=(fault,)), "Never reached."])

@@ -322,6 +322,16 @@ def _strict_always_false(protocol: str) -> Callable[[dict[str, Any]], None]:
     return edit
 
 
+def _json_only_errors(base: type) -> type:
+    """Reads every error body as JSON, so a plain-text one becomes a decoding error."""
+
+    def map_error(self: Any, status: int, headers: Any, body: bytes) -> Any:
+        json.loads(body)
+        return base.map_error(self, status, headers, body)
+
+    return type(f"JsonOnlyErrors{base.__name__}", (base,), {"map_error": map_error})
+
+
 def _ignores_retry_after(base: type) -> type:
     def map_error(self: Any, status: int, headers: Any, body: bytes) -> Any:
         err = base.map_error(self, status, headers, body)
@@ -366,6 +376,8 @@ def broken(bug: str, protocol: str) -> Callable[..., Any]:
         cls = _request_bug(base, request_bugs[bug](protocol), f"{bug}_{protocol}")
     elif bug == "ignores_retry_after":
         cls = _ignores_retry_after(base)
+    elif bug == "json_only_errors":
+        cls = _json_only_errors(base)
     elif bug == "ends_early_as_stop":
         cls = _ends_early_as_stop(base)
     else:
@@ -394,6 +406,7 @@ EXPECTED: dict[tuple[str, str], set[str]] = {
     **{("pairs_results_by_name", p): {"request.history.same_tool_twice"} for p in ALL},
     **{("wrong_arguments_type", p): {"request.history.argument_types"} for p in ALL},
     **{("ignores_max_tokens", p): {"request.max_tokens"} for p in ALL},
+    **{("json_only_errors", p): {"failure.error_body_not_json"} for p in ALL},
     **{("strict_always_false", p): {"request.tools.strict"} for p in ALL if p != "gemini"},  # Gemini has no strict
 }
 
