@@ -149,7 +149,9 @@ def run_group(group: str, *, max_children: int, time_box: float, resume: bool = 
     if proc.returncode not in (0, None) and not timed_out:
         tail = (work / "mutmut-run.log").read_text(encoding="utf-8", errors="replace")[-3000:]
         raise SystemExit(f"mutmut failed for {group} (exit {proc.returncode}):\n{tail}")
-    return {"seconds": round(elapsed, 1), "time_boxed": timed_out, "max_children": max_children}
+    run = {"seconds": round(elapsed, 1), "time_boxed": timed_out, "max_children": max_children}
+    (work / "run.json").write_text(json.dumps(run), encoding="utf-8")
+    return run
 
 
 def results(group: str) -> dict[str, str]:
@@ -180,8 +182,9 @@ def diff(group: str, mutant: str, module: str) -> str:
         }
     functions = _SOURCES[path]
     name = mutant.rsplit(".", 1)[1]
-    orig = functions.get(name.rsplit("__mutmut_", 1)[0] + "__mutmut_orig", "").splitlines()[1:]
-    mutated = functions.get(name, "").splitlines()[1:]
+    base = name.rsplit("__mutmut_", 1)[0]
+    orig = functions.get(base + "__mutmut_orig", "").replace(base + "__mutmut_orig", base).splitlines()
+    mutated = functions.get(name, "").replace(name, base).splitlines()
     out = [line for line in difflib.unified_diff(orig, mutated, lineterm="", n=0) if line[:1] in "+-" and not line.startswith(("+++", "---"))]
     return "\n".join(line[0] + " " + line[1:].strip() for line in out)
 
@@ -293,7 +296,8 @@ def summarise(runs: dict[str, dict], recheck_box: float = 600.0) -> dict:
     redone = {m for g in runs for m in GROUPS[g][0]}
     modules_out: dict[str, dict] = dict(old.get("modules", {}))
     survivors = [s for s in old.get("survivors", []) if s["module"] not in redone]
-    unreached = [s for s in old.get("not_reached", []) if s["module"] not in redone]
+    old_unreached = old.get("not_reached", {}) if isinstance(old.get("not_reached"), dict) else {}
+    unreached: dict[str, dict[str, dict[str, int]]] = {m: v for m, v in old_unreached.items() if m not in redone}
     new_kills = [s for s in old.get("killed_by_new_cases", []) if s["module"] not in redone]
     for group, run in runs.items():
         modules, _ = GROUPS[group]
@@ -313,7 +317,9 @@ def summarise(runs: dict[str, dict], recheck_box: float = 600.0) -> dict:
                     verdict = judge(name, diff(group, name, module), verdicts)
                     survivors.append({"mutant": name, "module": module, "diff": diff(group, name, module), **verdict})
                 elif status in ("no_tests", "not_checked"):
-                    unreached.append({"mutant": name, "module": module, "status": status})
+                    function = name.rsplit(".", 1)[1].rsplit("__mutmut_", 1)[0]
+                    per = unreached.setdefault(module, {}).setdefault(status, {})
+                    per[function] = per.get(function, 0) + 1
     totals = {c: sum(m[c] for m in modules_out.values()) for c in ("total", *COUNTED)}
     checked = totals["total"] - totals["not_checked"] - totals["skipped"]
     detected = totals["killed"] + totals["timeout"]
@@ -325,7 +331,7 @@ def summarise(runs: dict[str, dict], recheck_box: float = 600.0) -> dict:
         "totals": totals,
         "modules": dict(sorted(modules_out.items())),
         "survivors": sorted(survivors, key=lambda s: s["mutant"]),
-        "not_reached": sorted(unreached, key=lambda s: s["mutant"]),
+        "not_reached": {m: {st: dict(sorted(f.items())) for st, f in sorted(v.items())} for m, v in sorted(unreached.items())},
         "killed_by_new_cases": sorted(new_kills, key=lambda s: s["mutant"]),
     }
 
@@ -345,11 +351,18 @@ def judge(name: str, change: str, verdicts: dict) -> dict[str, str]:
 def readme_section(summary: dict) -> str:
     """The README's mutation-score text, from the summary."""
     s, t = summary["score"], summary["totals"]
+    reached = s["checked"] - t["no_tests"]
+    runs = {m["group"]: m.get("run", {}) for m in summary["modules"].values()}
+    boxed = sorted(g for g, r in runs.items() if r.get("time_boxed"))
     lines = [
         "<!-- mutation:start (written by tools/mutation.py) -->",
-        f"Last run: {summary['tool']}, the conformance suite as the only test. **{s['killed_or_timeout']} of {s['checked']} "
-        f"mutants checked were killed: {s['percent']}%** ({t['no_tests']} more sit in code no case reaches, such as "
-        f"the non-streaming decoders; {t['not_checked']} were left unchecked when a module's run hit its time box).",
+        f"Last run: {summary['tool']}, the conformance suite as the only test, one module group at a time on a shared "
+        f"2-core machine{', time-boxed (' + ', '.join(boxed) + ')' if boxed else ''}: {s['checked']} of {t['total']} mutants "
+        f"were checked, {t['not_checked']} left unchecked at the time box. **{s['killed_or_timeout']} of {s['checked']} "
+        f"mutants checked were killed: {s['percent']}%**. {t['no_tests']} of the checked mutants sit in code no case "
+        f"reaches (the non-streaming decoders, options the suite never sets) and count as not killed; over the code the "
+        f"suite reaches it is {s['killed_or_timeout']} of {reached}"
+        f" ({round(100 * s['killed_or_timeout'] / reached, 1) if reached else 0.0}%). The target is 90%: not reached yet.",
         "",
         "| module | mutants | checked | killed (incl. timeout) | survived | no case reaches | not checked (time box) |",
         "|---|---|---|---|---|---|---|",
@@ -409,7 +422,8 @@ def main(argv: list[str] | None = None) -> int:
     for group in groups:
         if args.summary_only:
             first = GROUPS[group][0][0]
-            runs[group] = old.get("modules", {}).get(first, {}).get("run", {})
+            saved = WORK / group / "run.json"
+            runs[group] = json.loads(saved.read_text(encoding="utf-8")) if saved.exists() else old.get("modules", {}).get(first, {}).get("run", {})
             continue
         print(f"mutating {group} ...", flush=True)
         runs[group] = run_group(group, max_children=args.max_children, time_box=args.time_box, resume=args.resume)
