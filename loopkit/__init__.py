@@ -1,20 +1,42 @@
 """loopkit: a testing and simulation harness for LLM tool-call loops.
 
 The loop engine (:func:`run`, :func:`arun`, :class:`Runtime`), the message and event vocabulary,
-scripted fakes (:mod:`loopkit.fakes`) and scripts (:mod:`loopkit.script`). Wire adapters live in
-:mod:`loopkit.providers`, simulators in the top-level ``simulators`` package.
+scripted fakes (:mod:`loopkit.fakes`) and scripts (:mod:`loopkit.script`), the retry policy and
+every error class. Wire adapters live in :mod:`loopkit.providers` (with
+:func:`loopkit.providers.decode` for recorded bodies), simulators in the top-level ``simulators``
+package.
 """
 
 from __future__ import annotations
 
 from .errors import (
     HarnessError,
+    AuthenticationError,
+    BadRequestError,
+    CassetteError,
+    ConnectionClosedError,
+    EventStreamError,
+    IncompleteScript,
     LoopkitError,
+    NetworkBlocked,
+    NoMatchingInteraction,
+    NotFoundError,
+    OverloadedError,
+    PermissionDeniedError,
     ProviderError,
+    RateLimitError,
+    ReplayError,
+    ScenarioError,
+    ScriptError,
     ScriptExhausted,
+    SerdeError,
+    ServerError,
+    StreamError,
     StreamProtocolError,
     ToolDefinitionError,
+    UnplayedInteractions,
     UsageError,
+    WireError,
 )
 from .events import (
     AgentEnd,
@@ -40,6 +62,7 @@ from .messages import (
     UserMessage,
 )
 from .provider import AbortSignal, BaseProvider, ModelRequest, Provider, ToolSpec
+from .retry import RetryPolicy
 from .runtime import MessageQueue, RunFailed, RunResult, Runtime, TickClock, arun, run
 from .script import Script, Turn, call
 from .tools import Tool, ToolRegistry, tool
@@ -51,22 +74,41 @@ __all__ = [
     "AgentEnd",
     "AgentStart",
     "AssistantMessage",
+    "AuthenticationError",
+    "BadRequestError",
     "BaseProvider",
     "HarnessError",
+    "CassetteError",
+    "ConnectionClosedError",
+    "EventStreamError",
     "ImageContent",
+    "IncompleteScript",
     "LoopkitError",
     "MessageEnd",
     "MessageQueue",
     "MessageStart",
     "MessageUpdate",
     "ModelRequest",
+    "NetworkBlocked",
+    "NoMatchingInteraction",
+    "NotFoundError",
+    "OverloadedError",
+    "PermissionDeniedError",
     "Provider",
     "ProviderError",
+    "RateLimitError",
+    "ReplayError",
+    "RetryPolicy",
     "RunFailed",
     "RunResult",
     "Runtime",
+    "ScenarioError",
     "Script",
+    "ScriptError",
     "ScriptExhausted",
+    "SerdeError",
+    "ServerError",
+    "StreamError",
     "StreamProtocolError",
     "TextContent",
     "ThinkingContent",
@@ -84,9 +126,11 @@ __all__ = [
     "Turn",
     "TurnEnd",
     "TurnStart",
+    "UnplayedInteractions",
     "Usage",
     "UsageError",
     "UserMessage",
+    "WireError",
     "__version__",
     "arun",
     "call",

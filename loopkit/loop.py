@@ -96,7 +96,7 @@ class LoopConfig:
         prompts: the run's new messages (``[]`` continues from ``history``).
         history: the context before the prompts; the loop appends to this list.
         tools: the executable tools; the first tool of a name wins.
-        tool_choice / parallel_tool_calls / model / system: sent on every model call.
+        tool_choice / parallel_tool_calls / model / system / max_tokens: sent on every model call.
         max_iterations: None for no cap, else at most ``max(1, max_iterations)`` model calls.
         emit: called with every loop event, in order.
         clock: milliseconds for message timestamps (inject for deterministic transcripts).
@@ -114,6 +114,7 @@ class LoopConfig:
     parallel_tool_calls: bool | None = None
     model: str | None = None
     system: str | None = None
+    max_tokens: int | None = None
     max_iterations: int | None = None
     emit: Callable[[AgentEvent], None] = lambda event: None
     clock: Callable[[], int] = lambda: 0
@@ -229,6 +230,7 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
                     parallel_tool_calls=cfg.parallel_tool_calls,
                     model=cfg.model,
                     system=cfg.system,
+                    max_tokens=cfg.max_tokens,
                     abort_signal=signal,
                     call_number=model_calls,
                     _count=len(history),

@@ -34,11 +34,17 @@ def forced_tool_name(choice: ToolChoice) -> str | None:
 
 @dataclass(slots=True, kw_only=True, frozen=True)
 class ToolSpec:
-    """A tool as the model sees it: name, description and the JSON Schema of its arguments."""
+    """A tool as the model sees it: name, description and the JSON Schema of its arguments.
+
+    ``strict`` asks the provider to hold the model's arguments to the schema exactly (OpenAI's
+    strict function tools, Anthropic's and Bedrock's ``strict`` tools); None leaves the field out.
+    Gemini has no such field, so its adapter sends nothing for it.
+    """
 
     name: str
     description: str = ""
     parameters: Mapping[str, Any] = field(default_factory=lambda: {"type": "object", "properties": {}})
+    strict: bool | None = None
 
 
 class AbortSignal:
@@ -68,9 +74,14 @@ class ModelRequest:
     ``messages`` is the whole history sent on this call. The loop hands out a view of its
     append-only history, so building a request costs O(1) however long the run is; reading
     ``messages`` gives a list (a fresh copy each time).
+
+    ``max_tokens`` caps the answer's length, in the protocol's own field (``max_completion_tokens``,
+    ``max_output_tokens``, ``max_tokens``, ``generationConfig.maxOutputTokens``,
+    ``inferenceConfig.maxTokens``); None leaves it to the adapter (Anthropic requires one and
+    sends its default).
     """
 
-    __slots__ = ("_history", "_count", "tools", "tool_choice", "parallel_tool_calls", "model", "system", "abort_signal", "call_number")
+    __slots__ = ("_history", "_count", "tools", "tool_choice", "parallel_tool_calls", "model", "system", "max_tokens", "abort_signal", "call_number")
 
     def __init__(
         self,
@@ -81,6 +92,7 @@ class ModelRequest:
         parallel_tool_calls: bool | None = None,
         model: str | None = None,
         system: str | None = None,
+        max_tokens: int | None = None,
         abort_signal: AbortSignal | None = None,
         call_number: int = 1,
         _count: int | None = None,
@@ -92,6 +104,7 @@ class ModelRequest:
         self.parallel_tool_calls = parallel_tool_calls
         self.model = model
         self.system = system
+        self.max_tokens = max_tokens
         self.abort_signal = abort_signal
         self.call_number = call_number
 
@@ -106,6 +119,7 @@ class ModelRequest:
         request.parallel_tool_calls = self.parallel_tool_calls
         request.model = self.model
         request.system = self.system
+        request.max_tokens = self.max_tokens
         request.abort_signal = self.abort_signal
         request.call_number = call_number
         return request
@@ -141,6 +155,7 @@ class ModelRequest:
             and self.parallel_tool_calls == other.parallel_tool_calls
             and self.model == other.model
             and self.system == other.system
+            and self.max_tokens == other.max_tokens
         )
 
     __hash__ = None  # type: ignore[assignment]

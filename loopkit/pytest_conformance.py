@@ -5,12 +5,17 @@ case (``loopkit-conformance[P]::request.tool_choice.required`` ...). A failing c
 with what was sent or parsed against what was expected; a case the protocol cannot express is
 skipped with the reason. Without ``--loopkit-adapter`` the plugin adds nothing.
 
+A ``module:factory`` target is imported with the directory pytest was started from on the path,
+as the ``loopkit conformance`` command does. A factory whose provider has no ``stream``/``astream``
+stops the session with one usage error instead of failing every case.
+
 loopkit is imported lazily; the suite lives in ``config.stash``, so nothing is global and
 ``pytest -n auto`` spreads the cases over workers.
 """
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import pytest
@@ -45,6 +50,9 @@ def _suite(config: pytest.Config) -> Any:
     if suite is None:
         from loopkit.conformance import Suite
 
+        here = str(config.invocation_params.dir)
+        if here not in sys.path:
+            sys.path.insert(0, here)  # let module:factory name a module in the working directory, as the CLI does
         suite = Suite(
             config.getoption("loopkit_adapter"),
             config.getoption("loopkit_protocol"),
@@ -62,6 +70,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
     try:
         suite = _suite(config)
+        suite.check_shape()
     except LoopkitError as exc:
         raise pytest.UsageError(f"--loopkit-adapter: {exc}") from None
     name = f"loopkit-conformance[{suite.protocol}]"

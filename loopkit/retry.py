@@ -24,15 +24,16 @@ class RetryPolicy:
         base_delay: the first wait when the provider gave no retry-after; doubles each retry.
         max_delay: the longest wait loopkit chooses itself, and the longest retry-after it honours:
             a provider asking for more than this fails at once instead of hanging a test.
-        sleep: called with the seconds to wait (sync drivers).
-        asleep: awaited with the seconds to wait (async drivers).
+        sleep: called with the seconds to wait (sync drivers); by default ``time.sleep``, looked
+            up at each call (so a test that patches ``time.sleep`` reaches it).
+        asleep: awaited with the seconds to wait (async drivers); by default ``asyncio.sleep``.
     """
 
     max_retries: int = 2
     base_delay: float = 0.5
     max_delay: float = 60.0
-    sleep: Callable[[float], None] = field(default=time.sleep)
-    asleep: Callable[[float], Awaitable[None]] = field(default=asyncio.sleep)
+    sleep: Callable[[float], None] = field(default=lambda seconds: time.sleep(seconds))
+    asleep: Callable[[float], Awaitable[None]] = field(default=lambda seconds: asyncio.sleep(seconds))
 
     def delay(self, attempt: int, error: ProviderError) -> float | None:
         """Seconds to wait before retry number ``attempt`` (1-based), or None to give up."""

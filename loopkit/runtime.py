@@ -206,6 +206,7 @@ def _config(
     abort_signal: AbortSignal | None,
     clock: Clock | None,
     raise_errors: bool,
+    max_tokens: int | None = None,
 ) -> tuple[LoopConfig, list[AgentEvent], list[Tool]]:
     if not (hasattr(provider, "stream") or hasattr(provider, "astream")):
         raise UsageError(f"provider must have stream() or astream(); got {type(provider).__name__}")
@@ -238,6 +239,7 @@ def _config(
         parallel_tool_calls=parallel_tool_calls,
         model=model,
         system=system,
+        max_tokens=max_tokens,
         max_iterations=max_iterations,
         emit=emit,
         clock=clock,
@@ -437,6 +439,7 @@ def run(
     abort_signal: AbortSignal | None = None,
     clock: Clock | None = None,
     raise_errors: bool = False,
+    max_tokens: int | None = None,
 ) -> RunResult:
     """Run the tool-call loop synchronously until it ends.
 
@@ -460,6 +463,7 @@ def run(
         abort_signal: set it to end the run with reason ``aborted``.
         clock: milliseconds for timestamps (inject for deterministic transcripts).
         raise_errors: let provider exceptions escape instead of ending with reason ``error``.
+        max_tokens: the longest answer each model call may give (the protocol's own field).
 
     A :class:`~loopkit.errors.HarnessError` (a cassette miss, a script that ran out, a usage
     error) always escapes, whatever ``raise_errors`` says: it means the test's setup is wrong.
@@ -468,7 +472,7 @@ def run(
         provider, prompt, tools=tools, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
         max_iterations=max_iterations, steering=steering, follow_ups=follow_ups, on_event=on_event,
         history=history, system=system, model=model, abort_signal=abort_signal, clock=clock,
-        raise_errors=raise_errors,
+        raise_errors=raise_errors, max_tokens=max_tokens,
     )  # fmt: skip
     token = _current.set(_RunContext(provider, adapted, default_registry))
     try:
@@ -495,6 +499,7 @@ async def arun(
     abort_signal: AbortSignal | None = None,
     clock: Clock | None = None,
     raise_errors: bool = False,
+    max_tokens: int | None = None,
 ) -> RunResult:
     """:func:`run` on asyncio: the provider's ``astream`` is used, async tools are awaited in
     the running loop, and steering / follow-up callbacks may be async. A harness error escapes,
@@ -503,7 +508,7 @@ async def arun(
         provider, prompt, tools=tools, tool_choice=tool_choice, parallel_tool_calls=parallel_tool_calls,
         max_iterations=max_iterations, steering=steering, follow_ups=follow_ups, on_event=on_event,
         history=history, system=system, model=model, abort_signal=abort_signal, clock=clock,
-        raise_errors=raise_errors,
+        raise_errors=raise_errors, max_tokens=max_tokens,
     )  # fmt: skip
     token = _current.set(_RunContext(provider, adapted, default_registry))
     try:

@@ -79,7 +79,10 @@ def dump_messages(messages: list[Message]) -> list[dict[str, Any]]:
 
 def dump_tool_spec(spec: ToolSpec) -> dict[str, Any]:
     """A tool spec as JSON data."""
-    return {"name": spec.name, "description": spec.description, "parameters": _plain(spec.parameters)}
+    out = {"name": spec.name, "description": spec.description, "parameters": _plain(spec.parameters)}
+    if spec.strict is not None:
+        out["strict"] = spec.strict
+    return out
 
 
 def dump_request(request: ModelRequest) -> dict[str, Any]:
@@ -89,7 +92,7 @@ def dump_request(request: ModelRequest) -> dict[str, Any]:
         out["tools"] = [dump_tool_spec(t) for t in request.tools]
     if request.tool_choice is not None:
         out["tool_choice"] = _plain(request.tool_choice)
-    for name in ("parallel_tool_calls", "model", "system"):
+    for name in ("parallel_tool_calls", "model", "system", "max_tokens"):
         value = getattr(request, name)
         if value is not None:
             out[name] = value
@@ -232,7 +235,7 @@ def load_messages(data: Any, *, path: str = "messages") -> list[Message]:
 
 def load_tool_spec(data: Any, *, path: str = "tool") -> ToolSpec:
     """Build a :class:`ToolSpec`; errors name the path."""
-    spec = {"name": _str, "description": _str, "parameters": lambda v, p: _expect(v, Mapping, p, "an object (JSON Schema)")}
+    spec = {"name": _str, "description": _str, "parameters": lambda v, p: _expect(v, Mapping, p, "an object (JSON Schema)"), "strict": _bool}
     return _load_fields(ToolSpec, data, path, spec)
 
 
@@ -247,6 +250,7 @@ _REQUEST_FIELDS: dict[str, Callable[[Any, str], Any]] = {
     "parallel_tool_calls": _bool,
     "model": _str,
     "system": _str,
+    "max_tokens": _int,
     "call_number": _int,
 }
 

@@ -21,3 +21,22 @@ def test_entry_points_are_exported() -> None:
     from loopkit.script import Turn
 
     assert loopkit.Turn is Turn
+
+
+def test_retry_policy_and_every_error_class_are_top_level() -> None:
+    from loopkit import errors
+    from loopkit.retry import RetryPolicy
+
+    assert loopkit.RetryPolicy is RetryPolicy
+    classes = {name for name, value in vars(errors).items() if isinstance(value, type) and issubclass(value, errors.LoopkitError)}
+    internal = {"EventStreamChecksumError", "EventStreamHeaderError", "EventStreamLengthError", "EventStreamTruncated"}
+    assert classes - internal <= set(loopkit.__all__)
+    assert all(getattr(loopkit, name) is getattr(errors, name) for name in classes - internal)
+
+
+def test_request_knobs_and_the_decode_api() -> None:
+    from loopkit.providers import decode
+
+    assert loopkit.ModelRequest([], max_tokens=64).max_tokens == 64
+    assert loopkit.ToolSpec(name="t", strict=True).strict is True
+    assert callable(decode)

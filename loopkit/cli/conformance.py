@@ -2,8 +2,10 @@
 
 TARGET is a built-in adapter name (openai_chat, openai_responses, anthropic, gemini, bedrock) or
 ``module:factory``: a callable taking ``transport=`` and/or ``base_url=`` (and optionally
-``retry=``) that returns a Provider. Each case runs against the protocol's simulator. Exit status:
-0 when every case passed or was not applicable, 1 when any failed, 2 on a usage error.
+``retry=``) that returns a Provider. Each case runs against the protocol's simulator. The table
+lists the cases that failed, and counts the rest; -v lists every case (with why a case does not
+apply). Exit status: 0 when every case passed or was not applicable, 1 when any failed, 2 on a
+usage error.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--case", action="append", dest="cases", metavar="ID", help="run only this case, or the cases under this id prefix (repeatable)")
     p.add_argument("--served", action="store_true", help="serve simulators on 127.0.0.1 even when the factory takes transport=")
     p.add_argument("--json", action="store_true", help="print machine-readable results")
+    p.add_argument("-v", "--verbose", action="store_true", help="list every case, not only the failures")
     p.set_defaults(handler=main)
 
 
@@ -39,5 +42,5 @@ def main(args: argparse.Namespace) -> int:
 
         from ..conformance._render import report_table
 
-        Console().print(report_table(report))
+        Console().print(report_table(report, verbose=args.verbose))
     return 0 if report.ok else 1

@@ -8,8 +8,9 @@ process) and/or ``base_url=`` (a simulator served on 127.0.0.1), and optionally 
 
 from __future__ import annotations
 
+import difflib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,12 +55,18 @@ def resolve_factory(target: str | ProviderFactory) -> ProviderFactory:
         return builtin_factory(target)
     if ":" not in target:
         raise UsageError(
-            f"conformance target {target!r} is neither a built-in adapter ({', '.join(ADAPTERS)}) nor 'module:factory'"
+            f"conformance: unknown adapter {target!r}{did_you_mean(target, ADAPTERS)}; a target is a built-in adapter ({', '.join(ADAPTERS)}) or 'module:factory'"
         )
     obj = import_target(target, what="conformance target")
     if not callable(obj):
         raise UsageError(f"conformance target {target!r} is a {type(obj).__name__}, not a callable factory")
     return obj
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """``" (did you mean 'x'?)"`` for a close match, else ``""``."""
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 @dataclass(slots=True, frozen=True)

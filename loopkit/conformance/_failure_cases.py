@@ -8,22 +8,36 @@ from typing import Any
 from ..errors import AuthenticationError, BadRequestError, PermissionDeniedError, ProviderError, ServerError
 from ..events import DoneEvent, ErrorEvent, TextDeltaEvent
 from ..provider import AbortSignal, ModelRequest
-from ..script import Delay, HttpFault, MidStreamError, Truncate, Turn
+from ..script import Delay, HttpFault, MidStreamError, Truncate, Turn, call
 from ._case import Context
-from ._fixtures import answer, finished, request
-from ._harness import MAX_RETRIES, Exchange
+from ._fixtures import answer, call_ids, finished, request
+from ._harness import MAX_RETRIES, Exchange, qualified
 from ._wire import Wire
 
 
 def expect_failure(ctx: Context, ex: Exchange, classes: tuple[type, ...], what: str) -> None:
     if ex.error is not None:
         if not isinstance(ex.error, classes):
-            ctx.fail(what, " or ".join(c.__name__ for c in classes), f"{type(ex.error).__name__}: {ex.error}")
+            ctx.fail(what, " or ".join(qualified(c) for c in classes), f"{qualified(type(ex.error))}: {ex.error}")
         return
     t = ex.terminal
     if isinstance(t, ErrorEvent) and t.reason == "error":
         return
-    ctx.fail(what, f"a raised {' or '.join(c.__name__ for c in classes)} or an ErrorEvent(reason='error')", ex.outcome())
+    ctx.fail(what, f"a raised {' or '.join(qualified(c) for c in classes)} or an ErrorEvent(reason='error')", ex.outcome())
+
+
+def expect_error_details(ctx: Context, ex: Exchange, *, status: int | None, error_type: str) -> None:
+    """The error a failed call surfaced carries the HTTP status (None: an in-stream error) and
+    the provider's own error type (ProviderError.status / .error_type, ErrorEvent.error_type)."""
+    if isinstance(ex.error, ProviderError):
+        got_status, got_type = ex.error.status, ex.error.error_type
+    elif ex.error is None and isinstance(ex.terminal, ErrorEvent):
+        got_status, got_type = status, ex.terminal.error_type
+    else:
+        return  # not a loopkit failure: expect_failure said so already
+    ctx.expect("the error's HTTP status", got_status, status)
+    if (got_type or "").lower() != error_type.lower():
+        ctx.fail("the error's error_type (the provider's own)", error_type, got_type)
 
 
 def said(ex: Exchange) -> str:
@@ -37,13 +51,27 @@ def http_error_case(status: int, classes: tuple[type, ...]) -> Callable[[Context
     message = f"Invalid request (HTTP {status} from the conformance suite)"
 
     def check(ctx: Context) -> None:
-        ex = answer(ctx, [Turn(faults=(HttpFault(status=status, message=message),)), "Never reached."])
+        error_type = ctx.wire.error_types[0]
+        ex = answer(ctx, [Turn(faults=(HttpFault(status=status, message=message, error_type=error_type),)), "Never reached."])
         expect_failure(ctx, ex, classes, f"HTTP {status}")
+        expect_error_details(ctx, ex, status=status, error_type=error_type)
         if message not in said(ex):
             ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
         ctx.expect(f"requests sent (an HTTP {status} is not retried)", ex.attempts, 1)
 
     return check
+
+
+def check_error_body_not_json(ctx: Context) -> None:
+    """A proxy or load balancer in front of the API answers in plain text: the status still decides."""
+    text = "upstream connect error or disconnect/reset before headers (conformance)"
+    ex = answer(ctx, [Turn(faults=(HttpFault(status=400, body=text),)), "Never reached."])
+    expect_failure(ctx, ex, (BadRequestError,), "HTTP 400 with a plain-text body")
+    if text not in said(ex):
+        ctx.fail("the error message of a plain-text error body", f"text containing {text!r}", said(ex))
+    if isinstance(ex.error, ProviderError):
+        ctx.expect("the error's HTTP status", ex.error.status, 400)
+    ctx.expect("requests sent (an HTTP 400 is not retried)", ex.attempts, 1)
 
 
 def check_auth(ctx: Context) -> None:
@@ -54,7 +82,7 @@ def check_auth(ctx: Context) -> None:
 
 
 def auth_fault(wire: Wire) -> tuple[HttpFault, tuple[type, ...]]:
-    """What a protocol answers to a bad key (wire.md §6.3) and the errors that may report it."""
+    """What a protocol answers to a bad key (docs/wire.md §6.3) and the errors that may report it."""
     if wire.name == "gemini":
         body = {
             "error": {
@@ -107,8 +135,10 @@ def check_retries_bounded(ctx: Context) -> None:
 def check_mid_stream(ctx: Context) -> None:
     text = "This answer will be cut off by an error in the middle of the stream."
     message = "Upstream model failure (conformance)"
-    ex = answer(ctx, [Turn(text=text, chunk_size=4, faults=(MidStreamError(after=3, message=message),)), "Never reached."])
+    error_type = ctx.wire.error_types[1]
+    ex = answer(ctx, [Turn(text=text, chunk_size=4, faults=(MidStreamError(after=3, message=message, error_type=error_type),)), "Never reached."])
     expect_failure(ctx, ex, (ProviderError,), "an error event in the middle of the stream")
+    expect_error_details(ctx, ex, status=None, error_type=error_type)
     if message not in said(ex):
         ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
     if any(isinstance(e, DoneEvent) for e in ex.events):
@@ -148,3 +178,22 @@ def check_abort(ctx: Context) -> None:
             ctx.fail(f"{via} after the abort signal is set mid-stream", "a terminal ErrorEvent(reason='aborted')", ex.outcome())
         if any(isinstance(e, DoneEvent) for e in ex.events):
             ctx.fail(f"{via}: events", "no 'done' event after the abort", ex.outcome())
+
+
+def check_ends_early(ctx: Context) -> None:
+    """A body that ends cleanly (no connection error) before the protocol's terminal event is an
+    incomplete answer, whether it stops mid-text or just before the terminal event."""
+    a, _ = call_ids(ctx.wire)
+    turn = Turn(text="Let me check the weather for you.", tool_calls=(call("get_weather", {"city": "Paris"}, id=a),), chunk_size=6)
+
+    def before_terminal(chunks: list[bytes]) -> list[bytes]:
+        for i, chunk in enumerate(chunks):
+            if ctx.wire.is_terminal(chunk):
+                return chunks[:i]
+        raise AssertionError(f"the {ctx.wire.name} simulator sent no terminal event")  # the suite's own setup
+
+    for what, cut in (("just before its terminal event", before_terminal), ("after two events, mid-text", lambda chunks: chunks[:2])):
+        ex = answer(ctx, [turn], cut=cut)
+        expect_failure(ctx, ex, (ProviderError,), f"a stream that ends cleanly {what}")
+        if any(isinstance(e, DoneEvent) for e in ex.events):
+            ctx.fail(f"events of a stream that ends cleanly {what}", "no 'done' event", ex.outcome())

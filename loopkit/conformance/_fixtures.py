@@ -65,6 +65,28 @@ def history(wire: Wire) -> list[Any]:
     ]
 
 
+def twice_history(wire: Wire) -> list[Any]:
+    """A prompt, an assistant turn calling the same tool twice with different arguments, and
+    the two results (in call order, told apart only by their call ids)."""
+    a, b = call_ids(wire)
+    assistant = AssistantMessage(
+        content=[
+            ToolCall(id=a, name="get_weather", arguments={"city": "Paris"}),
+            ToolCall(id=b, name="get_weather", arguments={"city": "Tokyo", "units": "f"}),
+        ],
+        stop_reason="toolUse",
+    )
+    return [
+        user("Weather in Paris and in Tokyo?"),
+        assistant,
+        ToolResultMessage(tool_call_id=a, tool_name="get_weather", content=[TextContent(text="18 C, clear")]),
+        ToolResultMessage(tool_call_id=b, tool_name="get_weather", content=[TextContent(text="48 F, rain")]),
+    ]
+
+
+TWICE_CALLS = [("get_weather", {"city": "Paris"}, "18 C, clear"), ("get_weather", {"city": "Tokyo", "units": "f"}, "48 F, rain")]
+
+
 def finished(ctx: Context, ex: Exchange, what: str = "the call") -> AssistantMessage | None:
     """The message of a call that must complete normally; records a mismatch otherwise."""
     if ex.failure() is not None or ex.contract is not None or ex.message is None:

@@ -9,8 +9,13 @@ boundaries fall inside UTF-8 sequences).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
-from collections.abc import Callable, Mapping
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +32,7 @@ MAX_RETRIES = 2
 BASE_DELAY = 0.25
 
 Rewrite = Callable[[str | None, Any], Any]
+Cut = Callable[[list[bytes]], list[bytes]]
 
 
 class RetryRecorder:
@@ -82,7 +88,7 @@ class Exchange:
     def failure(self) -> str | None:
         """How the call failed, as a short description, or None when it finished normally."""
         if self.error is not None:
-            return f"raised {type(self.error).__name__}: {self.error}"
+            return f"raised {qualified(type(self.error))}: {self.error}"
         t = self.terminal
         if isinstance(t, ErrorEvent):
             return f"ended with ErrorEvent(reason={t.reason!r}, error_type={t.error_type!r}, message={t.error_message!r})"
@@ -97,6 +103,12 @@ class Exchange:
             return f"broke the stream contract: {self.contract}"
         m = self.message
         return "no message" if m is None else describe_message(m)
+
+
+def qualified(cls: type) -> str:
+    """``module.Class``: an SDK's BadRequestError and loopkit's read differently."""
+    module = cls.__module__
+    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
 
 
 def describe_message(m: AssistantMessage) -> str:
@@ -171,12 +183,20 @@ class Harness:
         sim_options: Mapping[str, Any] | None = None,
         rewrite: Rewrite | None = None,
         rechunk: int | None = None,
+        cut: Cut | None = None,
         on_event: Callable[[StreamEvent, ModelRequest], None] | None = None,
         use_async: bool = False,
     ) -> Exchange:
         """Run ``request`` against a simulator answering from ``turns``."""
         return self.run_rounds(
-            turns, lambda done: request if not done else None, sim_options=sim_options, rewrite=rewrite, rechunk=rechunk, on_event=on_event, use_async=use_async
+            turns,
+            lambda done: request if not done else None,
+            sim_options=sim_options,
+            rewrite=rewrite,
+            rechunk=rechunk,
+            cut=cut,
+            on_event=on_event,
+            use_async=use_async,
         )[0]
 
     def run_rounds(
@@ -187,20 +207,22 @@ class Harness:
         sim_options: Mapping[str, Any] | None = None,
         rewrite: Rewrite | None = None,
         rechunk: int | None = None,
+        cut: Cut | None = None,
         on_event: Callable[[StreamEvent, ModelRequest], None] | None = None,
         use_async: bool = False,
     ) -> list[Exchange]:
         """Several model calls through ONE provider and ONE simulator, as a loop makes them.
 
         ``next_request(exchanges so far)`` gives the next request, or None to stop. Each exchange's
-        ``bodies`` are the requests its call sent (retries included).
+        ``bodies`` are the requests its call sent (retries included). ``cut(chunks)`` gives the
+        wire events (one per chunk) a streamed answer keeps; the body then ends cleanly there.
         """
         import simulators
 
         script = Script([turn_from(t) for t in turns], name="conformance")
         sim = simulators.create(self.protocol, script, **dict(sim_options or {}))
-        if rewrite is not None or rechunk is not None:
-            _wrap_handle(sim, rewrite, rechunk)
+        if rewrite is not None or rechunk is not None or cut is not None:
+            _wrap_handle(sim, rewrite, rechunk, cut)
         recorder = RetryRecorder()
         exchanges: list[Exchange] = []
 
@@ -213,22 +235,26 @@ class Harness:
                 ex.waits = recorder.waits[waited:] if self.records_waits else None
                 exchanges.append(ex)
 
+        # a factory that takes no retry= retries with its own sleeps: keep them from waiting
+        quick = contextlib.nullcontext() if self.records_waits else no_real_sleeps()
         if self.served:
             # not ``with``: an overrun is the adapter's doing here, data for the case to judge
             served = simulators.serve(sim).start()
             try:
-                provider = self._build(None, served.base_url, recorder.policy())
-                drive(provider)
-                _close(provider)
+                with quick:
+                    provider = self._build(None, served.base_url, recorder.policy())
+                    drive(provider)
+                    _close(provider)
             finally:
                 served.stop()
         else:
             # scripted delays stay instant in process: the transport's sleeps are recorded
             sleeps: list[float] = []
             transport = simulators.SimulatorTransport(sim, sleep=sleeps.append, asleep=_arecord(sleeps))
-            provider = self._build(transport, None, recorder.policy())
-            drive(provider)
-            _close(provider)
+            with quick:
+                provider = self._build(transport, None, recorder.policy())
+                drive(provider)
+                _close(provider)
         return exchanges
 
     def _drive(self, provider: Any, request: ModelRequest, ex: Exchange, on_event: Any, use_async: bool) -> None:
@@ -259,7 +285,7 @@ class Harness:
 
 
 def _contract_problem(events: list[StreamEvent], error: BaseException | None) -> str | None:
-    """What is wrong with an event sequence as a stream (spec/loop.md §1.7), or None."""
+    """What is wrong with an event sequence as a stream (docs/loop.md §1.7), or None."""
     if not events:
         return None if error is not None else "the provider yielded no events and raised nothing"
     if not isinstance(events[0], StartEvent):
@@ -276,6 +302,52 @@ def _contract_problem(events: list[StreamEvent], error: BaseException | None) ->
     return None
 
 
+_REAL_SLEEP = time.sleep
+_REAL_ASLEEP = asyncio.sleep
+_QUICK: dict[int, list[float]] = {}  # thread id -> the sleeps asked for while no_real_sleeps() is on
+
+
+def _sleep(seconds: float) -> None:
+    asked = _QUICK.get(threading.get_ident())
+    if asked is None:
+        return _REAL_SLEEP(seconds)
+    asked.append(seconds)
+    return None
+
+
+async def _asleep(seconds: float, result: Any = None) -> Any:
+    asked = _QUICK.get(threading.get_ident())
+    if asked is not None and seconds > 0:
+        asked.append(seconds)
+        seconds = 0
+    return await _REAL_ASLEEP(seconds, result)
+
+
+@contextlib.contextmanager
+def no_real_sleeps() -> Iterator[list[float]]:
+    """Make ``time.sleep``, ``asyncio.sleep`` and anyio's asyncio-backend sleep return at once
+    for calls from this thread (a served simulator's pauses, on its own thread, stay real), and
+    record the seconds asked for. The suite turns it on while it drives an adapter whose factory
+    takes no ``retry=``, so an SDK's own retry backoff costs nothing. The stand-ins sleep for real
+    in every other thread and after the block, even where code kept a reference to them."""
+    asked: list[float] = []
+    me = threading.get_ident()
+    _QUICK[me] = asked
+    targets: list[tuple[Any, str, Any]] = [(time, "sleep", _sleep), (asyncio, "sleep", _asleep)]
+    anyio_backend = sys.modules.get("anyio._backends._asyncio")
+    if anyio_backend is not None and getattr(anyio_backend, "sleep", None) is _REAL_ASLEEP:
+        targets.append((anyio_backend, "sleep", _asleep))
+    saved = [(obj, name, getattr(obj, name)) for obj, name, _ in targets]
+    for obj, name, value in targets:
+        setattr(obj, name, value)
+    try:
+        yield asked
+    finally:
+        for obj, name, value in saved:
+            setattr(obj, name, value)
+        del _QUICK[me]
+
+
 def _arecord(sleeps: list[float]) -> Callable[[float], Any]:
     async def asleep(seconds: float) -> None:
         sleeps.append(seconds)
@@ -289,14 +361,18 @@ def _close(provider: Any) -> None:
         close()
 
 
-def _wrap_handle(sim: Any, rewrite: Rewrite | None, rechunk: int | None) -> None:
-    """Post-process every response the simulator gives: rewrite SSE JSON payloads, re-chunk bytes."""
+def _wrap_handle(sim: Any, rewrite: Rewrite | None, rechunk: int | None, cut: Cut | None = None) -> None:
+    """Post-process every response the simulator gives: rewrite SSE JSON payloads, end a stream
+    early (cleanly: the connection is not dropped), re-chunk bytes."""
     handle = sim.handle
 
     def wrapped(request: Any) -> Any:
         resp = handle(request)
         if rewrite is not None and resp.status < 400:
             resp.chunks = [rewrite_sse(chunk, rewrite) for chunk in resp.chunks]
+        if cut is not None and resp.status < 400 and resp.streaming:
+            resp.chunks = cut(list(resp.chunks))
+            resp.delays = {i: d for i, d in resp.delays.items() if i < len(resp.chunks)}
         if rechunk is not None and resp.chunks:
             body = b"".join(resp.chunks)
             resp.chunks = [body[i : i + rechunk] for i in range(0, len(body), rechunk)]

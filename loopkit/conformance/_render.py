@@ -1,4 +1,9 @@
-"""rich renderables for a conformance report (never prints; rich is imported lazily)."""
+"""rich renderables for a conformance report (never prints; rich is imported lazily).
+
+One row per case, in two columns so the text gets the width: the status, then the case id with
+its spec citation, the behaviour, and for a failure what was sent or parsed against what was
+expected (for not-applicable, why). At 80 columns the text column still has ~65 characters.
+"""
 
 from __future__ import annotations
 
@@ -13,26 +18,28 @@ STATUS_STYLE = {"pass": "dim green", "fail": "bold red", "not-applicable": "dim"
 STATUS_MARK = {"pass": "✓ pass", "fail": "✗ FAIL", "not-applicable": "– n/a", "error": "! error"}
 
 
-def report_table(report: SuiteReport) -> RenderableType:
-    """One row per case: status, id, statement and spec, and for a failure what was sent or parsed
-    against what was expected (for not-applicable, why)."""
+def report_table(report: SuiteReport, *, verbose: bool = True) -> RenderableType:
+    """The report as a table. ``verbose=False`` lists only the cases that failed or errored
+    (the caption still counts every status)."""
     from rich.table import Table
     from rich.text import Text
 
     counts = report.counts()
-    table = Table(
-        title=f"conformance: {report.target} ({report.protocol})",
-        caption=", ".join(f"{n} {status}" for status, n in counts.items() if n),
-        show_lines=False,
-        expand=True,
-    )
+    shown = [r for r in report.results if verbose or r.status in ("fail", "error")]
+    caption = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+    hidden = len(report.results) - len(shown)
+    if hidden:
+        caption += f"; -v lists all {len(report.results)} cases"
+    table = Table(title=f"conformance: {report.target} ({report.protocol})", caption=caption, show_lines=False, expand=True)
     table.add_column("status", no_wrap=True)
-    table.add_column("case", no_wrap=True)
-    table.add_column("behaviour / detail", ratio=3)
-    table.add_column("spec", style="dim", ratio=1)
-    for r in report.results:
-        cell = Text(r.statement)
+    table.add_column("case · spec · behaviour / detail", ratio=1, overflow="fold")
+    for r in shown:
+        cell = Text(r.case_id, style="bold")
+        cell.append(f"  {r.spec}", style="dim")
+        cell.append("\n" + r.statement)
         if r.detail:
             cell.append("\n" + r.detail, style=STATUS_STYLE[r.status] if r.status != "fail" else "red")
-        table.add_row(Text(STATUS_MARK[r.status], style="green" if r.status == "pass" else STATUS_STYLE[r.status]), r.case_id, cell, r.spec)
+        table.add_row(Text(STATUS_MARK[r.status], style="green" if r.status == "pass" else STATUS_STYLE[r.status]), cell)
+    if not shown:
+        table.add_row(Text(STATUS_MARK["pass"], style="green"), Text("every case passed or does not apply to this protocol"))
     return table

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from ..messages import TextContent, ToolResultMessage, user
 from ..script import ScriptedCall, Turn
 from ._case import Context
-from ._fixtures import PROMPT, SIGNATURE, SYSTEM, TOOLS, accepted, answer, call_ids, finished, history, only_calls, request
+from ._fixtures import CLOCK, PROMPT, SIGNATURE, SYSTEM, TOOLS, TWICE_CALLS, WEATHER, accepted, answer, call_ids, finished, history, only_calls, request, twice_history
+from ._wire import MISSING
 
 
 def check_tools_declared(ctx: Context) -> None:
@@ -22,6 +24,29 @@ def check_tools_declared(ctx: Context) -> None:
     for spec, d in zip(TOOLS, declared):
         ctx.expect(f"description of {spec.name}", d.description, spec.description)
         ctx.expect(f"parameters schema of {spec.name}", d.parameters, dict(spec.parameters))
+
+
+def check_tools_strict(ctx: Context) -> None:
+    tools = (replace(WEATHER, strict=True), CLOCK, replace(WEATHER, name="get_forecast", description="Tomorrow's weather.", strict=False))
+    ex = answer(ctx, ["OK."], request(tools=tools))
+    accepted(ctx, ex)
+    declared = ctx.wire.tools(ex.body or {}) or []
+    ctx.expect("declared tool names, in order", [d.name for d in declared], [t.name for t in tools])
+    not_strict = [False] if ctx.wire.strict_by_default else [MISSING, False]
+    for spec, d in zip(tools, declared):
+        allowed = [True] if spec.strict else not_strict
+        ctx.expect_in(f"{ctx.wire.strict} of {spec.name} (ToolSpec.strict={spec.strict})", d.strict, allowed)
+
+
+def check_max_tokens(ctx: Context) -> None:
+    ex = answer(ctx, ["OK."], request(max_tokens=321))
+    accepted(ctx, ex)
+    ctx.expect("the answer-length cap for max_tokens=321", ctx.wire.max_tokens(ex.body or {}), 321)
+    ex = answer(ctx, ["OK."], request())
+    accepted(ctx, ex)
+    sent = ctx.wire.max_tokens(ex.body or {})
+    if not (sent is MISSING or (type(sent) is int and sent > 0)):
+        ctx.fail("the answer-length cap for max_tokens=None", "absent, or the adapter's positive default", sent)
 
 
 def tool_choice_case(form: Any) -> Callable[[Context], None]:
@@ -79,6 +104,7 @@ def check_history_calls(ctx: Context) -> None:
     if ctx.wire.name == "gemini":  # functionCall.id is optional on this wire; when sent it must be the same
         got = [(e if i is None else i, n, args) for (i, n, args), (e, _, _) in zip(got, expected)] + got[len(expected) :]
     ctx.expect("assistant tool calls echoed (id, name, arguments), in order", got, expected)
+    ctx.expect("the assistant's text echoed before its calls", ctx.wire.assistant_text(ex.body or {}), "Let me check both.")
 
 
 def check_history_results(ctx: Context) -> None:
@@ -94,6 +120,36 @@ def check_history_results(ctx: Context) -> None:
             ctx.expect(f"the result for {name} names the tool", r.name, name)
         if text not in r.text:
             ctx.fail(f"the result for {name} carries its text", text, r.text)
+
+
+def check_history_same_tool_twice(ctx: Context) -> None:
+    ex = answer(ctx, ["Paris is clear; Tokyo is rainy."], request(messages=twice_history(ctx.wire)))
+    accepted(ctx, ex)
+    ids = call_ids(ctx.wire)
+    body = ex.body or {}
+    echoed = [(c.id, c.name, c.arguments) for c in ctx.wire.echoed_calls(body)]
+    expected = [(i, name, args) for i, (name, args, _) in zip(ids, TWICE_CALLS)]
+    if ctx.wire.name == "gemini":  # functionCall.id is optional on this wire; when sent it must be the same
+        echoed = [(e if i is None else i, n, args) for (i, n, args), (e, _, _) in zip(echoed, expected)] + echoed[len(expected) :]
+    ctx.expect("two calls of one tool echoed (id, name, arguments), in order", echoed, expected)
+    results = ctx.wire.results(body)
+    ctx.expect("number of tool results sent", len(results), 2)
+    for n, (r, cid, (_, args, text)) in enumerate(zip(results, ids, TWICE_CALLS)):
+        if text not in r.text:
+            ctx.fail(f"result {n + 1} carries the text of the call with {args}", text, r.text)
+        if r.id is not None or ctx.wire.name != "gemini":  # without ids, Gemini pairs by order
+            ctx.expect(f"result {n + 1} ({text!r}) answers call id", r.id, cid)
+
+
+def check_history_argument_types(ctx: Context) -> None:
+    messages = history(ctx.wire)
+    ex = answer(ctx, ["Paris is clear; Tokyo's zone was not found."], request(messages=messages))
+    accepted(ctx, ex)
+    kind = ctx.wire.arguments_sent_as
+    want = "a string of JSON" if kind is str else "a JSON object"
+    for c in ctx.wire.echoed_calls(ex.body or {}):
+        if not isinstance(c.sent, kind):
+            ctx.fail(f"the arguments of echoed call {c.name!r} on {ctx.wire.name}", want, c.sent)
 
 
 def check_history_is_error(ctx: Context) -> None:
@@ -147,3 +203,6 @@ def check_reasoning_passback(ctx: Context) -> None:
     signatures = [sig for _, sig in ctx.wire.reasoning_passed_back(second.body or {})]
     if SIGNATURE not in signatures:
         ctx.fail("reasoning signature passed back in the next request", SIGNATURE, signatures or "no reasoning in the history")
+    if ctx.wire.name in ("anthropic", "bedrock"):  # the signature signs the text: both go back (§3.6, §5.8)
+        texts = [text for text, sig in ctx.wire.reasoning_passed_back(second.body or {}) if sig == SIGNATURE]
+        ctx.expect("the thinking text passed back with its signature", texts, ["The user wants the weather."])

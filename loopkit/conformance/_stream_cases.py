@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..events import ErrorEvent
 from ..messages import TextContent, ThinkingContent, ToolResultMessage, Usage, user
 from ..provider import ModelRequest
 from ..script import Turn, call
@@ -70,6 +71,21 @@ def check_parallel_calls(ctx: Context) -> None:
     ids = [c.id for c in calls]
     if len(set(ids)) != len(ids):
         ctx.fail("tool call ids are distinct", "distinct ids", ids)
+    ctx.expect("stop_reason", m.stop_reason, "toolUse")
+
+
+def check_same_tool_twice(ctx: Context) -> None:
+    a, b = call_ids(ctx.wire)
+    turn = Turn(tool_calls=(call("get_weather", {"city": "Paris"}, id=a), call("get_weather", {"city": "Tokyo", "units": "f"}, id=b)), chunk_size=3)
+    m = finished(ctx, answer(ctx, [turn]))
+    if m is None:
+        return
+    calls = only_calls(m)
+    ctx.expect(
+        "two calls of one tool (id, name, arguments), in order",
+        [(c.id, c.name, c.arguments) for c in calls],
+        [(a, "get_weather", {"city": "Paris"}), (b, "get_weather", {"city": "Tokyo", "units": "f"})],
+    )
     ctx.expect("stop_reason", m.stop_reason, "toolUse")
 
 
@@ -165,6 +181,9 @@ def check_stop_reasons(ctx: Context) -> None:
     for case in ctx.wire.stop_cases():
         ex = answer(ctx, [turn_from(case.turn)], sim_options=case.sim_options, rewrite=case.rewrite)
         if "error" in case.expected and is_provider_failure(ex):
+            t = ex.terminal
+            if ex.error is None and isinstance(t, ErrorEvent) and not t.error_message:
+                ctx.fail(f"the ErrorEvent for wire stop reason {case.wire!r}", "an error_message saying why", t.error_message)
             continue
         if ex.contract is not None or ex.message is None:
             ctx.fail(f"wire stop reason {case.wire!r}", sorted(case.expected), ex.outcome())

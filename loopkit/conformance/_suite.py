@@ -10,7 +10,7 @@ from typing import Any
 from ..errors import UsageError
 from ._case import Case, CaseResult, Context
 from ._cases import CASES
-from ._factory import ProviderFactory, resolve_factory
+from ._factory import ProviderFactory, did_you_mean, resolve_factory
 from ._harness import Harness
 from ._wire import WIRES
 
@@ -63,16 +63,39 @@ class Suite:
         if protocol is None:
             if isinstance(target, str) and target in WIRES:
                 protocol = target
+            elif isinstance(target, str) and ":" not in target:
+                raise UsageError(f"conformance: unknown adapter {target!r}{did_you_mean(target, WIRES)}; a target is a built-in adapter ({', '.join(WIRES)}) or module:factory")
             else:
                 raise UsageError("conformance: name the wire protocol the provider speaks (--protocol)")
         if protocol not in WIRES:
-            raise UsageError(f"conformance: unknown protocol {protocol!r}; expected one of {', '.join(WIRES)}")
+            raise UsageError(f"conformance: unknown protocol {protocol!r}{did_you_mean(protocol, WIRES)}; expected one of {', '.join(WIRES)}")
         self.target = target if isinstance(target, str) else getattr(target, "__qualname__", repr(target))
         self.protocol = protocol
         self.wire = WIRES[protocol]
         self.harness = Harness(resolve_factory(target), protocol, served=served)
         self.cases = tuple(cases)
         self._probe: Any = None
+        self._shape: str | None = None
+        self._shape_checked = False
+
+    def shape_problem(self) -> str | None:
+        """Why the factory's provider cannot be a Provider at all (no ``stream``/``astream``), or
+        None. Checked once, so a wrong shape is one clear error instead of one failure per case;
+        a factory that raises is left to the cases, which report the exception."""
+        if not self._shape_checked:
+            self._shape_checked = True
+            try:
+                provider = self.provider()
+            except Exception:
+                return None
+            self._shape = provider_shape_problem(provider)
+        return self._shape
+
+    def check_shape(self) -> None:
+        """Raise :class:`UsageError` when the provider cannot be a Provider (see :meth:`shape_problem`)."""
+        problem = self.shape_problem()
+        if problem is not None:
+            raise UsageError(f"conformance: {problem}")
 
     def provider(self) -> Any:
         """One provider from the factory, to read what it declares (``supports_parallel_tool_calls``)."""
@@ -89,6 +112,9 @@ class Suite:
     def run_case(self, case: Case) -> CaseResult:
         """Run one case (never raises for a provider's misbehaviour: that is a result)."""
         base = {"case_id": case.id, "statement": case.statement, "spec": case.spec, "protocol": self.protocol}
+        problem = self.shape_problem()
+        if problem is not None:
+            return CaseResult(status="error", reason=problem, **base)
         try:
             reason = case.not_applicable(self.wire, self.provider())
             if reason is not None:
@@ -107,7 +133,27 @@ class Suite:
             yield self.run_case(case)
 
     def run(self) -> SuiteReport:
+        """Every case; raises :class:`UsageError` first when the provider has the wrong shape."""
+        self.check_shape()
         return SuiteReport(target=self.target, protocol=self.protocol, results=list(self))
+
+
+def provider_shape_problem(provider: Any) -> str | None:
+    """What keeps ``provider`` from being a :class:`~loopkit.provider.Provider`, or None."""
+    from ..provider import BaseProvider
+
+    name = type(provider).__qualname__
+    has = {m: callable(getattr(provider, m, None)) for m in ("stream", "astream")}
+    if isinstance(provider, BaseProvider) and type(provider).stream is BaseProvider.stream and type(provider).astream is BaseProvider.astream:
+        has = {"stream": False, "astream": False}
+    if has["stream"] and has["astream"]:
+        return None
+    missing = " and ".join(f"{m}()" for m, ok in has.items() if not ok)
+    return (
+        f"the factory's provider {name} has no {missing}: a Provider needs stream(request) (an iterator of "
+        "stream events) and astream(request) (an async iterator); subclass loopkit.provider.BaseProvider "
+        "and write either one to get the other"
+    )
 
 
 def select_cases(patterns: Iterable[str], cases: Iterable[Case] = CASES) -> tuple[Case, ...]:

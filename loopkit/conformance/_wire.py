@@ -1,4 +1,4 @@
-"""The suite's own reading of each wire protocol (spec/wire.md §0.2, §0.3 and §1-§5).
+"""The suite's own reading of each wire protocol (docs/wire.md §0.2, §0.3 and §1-§5).
 
 Nothing here comes from ``loopkit.providers``: the expectations are written from the spec, so an
 adapter's misreading of a protocol cannot hide on both sides of a check. Each :class:`Wire` says
@@ -25,15 +25,18 @@ class Declared:
     name: Any
     description: Any
     parameters: Any
+    strict: Any = MISSING
 
 
 @dataclass(slots=True, frozen=True)
 class EchoedCall:
-    """An assistant tool call echoed in a request's history."""
+    """An assistant tool call echoed in a request's history: ``arguments`` decoded, ``sent`` as
+    the body carries them (a JSON string on OpenAI, an object elsewhere)."""
 
     id: Any
     name: Any
     arguments: Any
+    sent: Any = MISSING
 
 
 @dataclass(slots=True, frozen=True)
@@ -86,10 +89,28 @@ class Wire:
     error_flag: str = "none"
     """How an error result is marked: ``none`` (plain text), or the protocol's own field."""
     call_id_prefix: str = "call_"
+    arguments_sent_as: type = dict
+    """The JSON type echoed tool-call arguments travel as (``str``: a string of JSON)."""
+    error_types: tuple[str, str] = ("invalid_request_error", "server_error")
+    """The provider's error type of an HTTP 400, and of an in-stream server error (§6.3)."""
+    strict: str | None = None
+    """Where a tool declaration carries ``strict`` (None: the protocol has no such field)."""
+    strict_by_default: bool = False
+    """A declaration without ``strict`` is strict (so the adapter must send ``false``)."""
+    terminal_event: bytes = b""
+    """What marks the wire event that ends a complete stream (each simulator chunk is one event)."""
+
+    def is_terminal(self, event: bytes) -> bool:
+        """Whether one wire event is the protocol's terminal event."""
+        return self.terminal_event in event
 
     # --- request side ---------------------------------------------------------------------
 
     def tools(self, body: Mapping[str, Any]) -> list[Declared] | None:
+        raise NotImplementedError
+
+    def max_tokens(self, body: Mapping[str, Any]) -> Any:
+        """The answer-length cap as sent (MISSING when absent)."""
         raise NotImplementedError
 
     def tool_choice(self, body: Mapping[str, Any]) -> Any:
@@ -110,6 +131,10 @@ class Wire:
         raise NotImplementedError
 
     def results(self, body: Mapping[str, Any]) -> list[SentResult]:
+        raise NotImplementedError
+
+    def assistant_text(self, body: Mapping[str, Any]) -> str:
+        """The text of the assistant turns echoed in the history, joined."""
         raise NotImplementedError
 
     def system(self, body: Mapping[str, Any]) -> Any:
@@ -156,6 +181,9 @@ def _loads(text: Any) -> Any:
 class OpenAIChatWire(Wire):
     name = "openai_chat"
     reasoning = False
+    arguments_sent_as = str
+    strict = "tools[].function.strict"
+    terminal_event = b"data: [DONE]"  # §1.4: the stream ends with data: [DONE]
     tool_keys = ("tools", "tool_choice", "parallel_tool_calls")
 
     def tools(self, body):
@@ -165,8 +193,11 @@ class OpenAIChatWire(Wire):
         out = []
         for t in tools:
             fn = t.get("function", {}) if isinstance(t, Mapping) else {}
-            out.append(Declared(fn.get("name", MISSING), fn.get("description", ""), fn.get("parameters", MISSING)))
+            out.append(Declared(fn.get("name", MISSING), fn.get("description", ""), fn.get("parameters", MISSING), fn.get("strict", MISSING)))
         return out
+
+    def max_tokens(self, body):
+        return body.get("max_completion_tokens", body.get("max_tokens", MISSING))  # max_tokens: the deprecated name
 
     def tool_choice(self, body):
         return body.get("tool_choice", MISSING)
@@ -187,7 +218,8 @@ class OpenAIChatWire(Wire):
             if isinstance(m, Mapping) and m.get("role") == "assistant":
                 for c in m.get("tool_calls") or []:
                     fn = c.get("function", {})
-                    out.append(EchoedCall(c.get("id", MISSING), fn.get("name", MISSING), _loads(fn.get("arguments", MISSING))))
+                    sent = fn.get("arguments", MISSING)
+                    out.append(EchoedCall(c.get("id", MISSING), fn.get("name", MISSING), _loads(sent), sent))
         return out
 
     def results(self, body):
@@ -196,6 +228,9 @@ class OpenAIChatWire(Wire):
             for m in body.get("messages") or []
             if isinstance(m, Mapping) and m.get("role") == "tool"
         ]
+
+    def assistant_text(self, body):
+        return "".join(_text_of(m.get("content")) for m in body.get("messages") or [] if isinstance(m, Mapping) and m.get("role") == "assistant")
 
     def system(self, body):
         for m in body.get("messages") or []:
@@ -229,13 +264,24 @@ class OpenAIChatWire(Wire):
 
 class OpenAIResponsesWire(Wire):
     name = "openai_responses"
+    arguments_sent_as = str
+    strict = "tools[].strict"
+    strict_by_default = True
+    terminal_event = b"event: response.completed"  # §2.4: the stream ends after response.completed
     tool_keys = ("tools", "tool_choice", "parallel_tool_calls", "max_tool_calls")
 
     def tools(self, body):
         tools = body.get("tools")
         if not isinstance(tools, list):
             return None
-        return [Declared(t.get("name", MISSING), t.get("description", ""), t.get("parameters", MISSING)) for t in tools if isinstance(t, Mapping)]
+        return [
+            Declared(t.get("name", MISSING), t.get("description", ""), t.get("parameters", MISSING), t.get("strict", MISSING))
+            for t in tools
+            if isinstance(t, Mapping)
+        ]
+
+    def max_tokens(self, body):
+        return body.get("max_output_tokens", MISSING)
 
     def tool_choice(self, body):
         return body.get("tool_choice", MISSING)
@@ -256,7 +302,7 @@ class OpenAIResponsesWire(Wire):
 
     def echoed_calls(self, body):
         return [
-            EchoedCall(i.get("call_id", MISSING), i.get("name", MISSING), _loads(i.get("arguments", MISSING)))
+            EchoedCall(i.get("call_id", MISSING), i.get("name", MISSING), _loads(i.get("arguments", MISSING)), i.get("arguments", MISSING))
             for i in self._items(body)
             if i.get("type") == "function_call"
         ]
@@ -267,6 +313,9 @@ class OpenAIResponsesWire(Wire):
             for i in self._items(body)
             if i.get("type") == "function_call_output"
         ]
+
+    def assistant_text(self, body):
+        return "".join(_text_of(i.get("content")) for i in self._items(body) if i.get("role") == "assistant" and i.get("type", "message") == "message")
 
     def system(self, body):
         if isinstance(body.get("instructions"), str) and body["instructions"]:
@@ -311,13 +360,23 @@ class AnthropicWire(Wire):
     overloaded_529 = True
     error_flag = "tool_result.is_error"
     call_id_prefix = "toolu_"
+    error_types = ("invalid_request_error", "api_error")
     tool_keys = ("tools", "tool_choice")
+    strict = "tools[].strict"
+    terminal_event = b"event: message_stop"  # §3.4: the stream ends after message_stop
 
     def tools(self, body):
         tools = body.get("tools")
         if not isinstance(tools, list):
             return None
-        return [Declared(t.get("name", MISSING), t.get("description", ""), t.get("input_schema", MISSING)) for t in tools if isinstance(t, Mapping)]
+        return [
+            Declared(t.get("name", MISSING), t.get("description", ""), t.get("input_schema", MISSING), t.get("strict", MISSING))
+            for t in tools
+            if isinstance(t, Mapping)
+        ]
+
+    def max_tokens(self, body):
+        return body.get("max_tokens", MISSING)
 
     def tool_choice(self, body):
         choice = body.get("tool_choice", MISSING)
@@ -344,7 +403,11 @@ class AnthropicWire(Wire):
                 yield from (b for b in m["content"] if isinstance(b, Mapping))
 
     def echoed_calls(self, body):
-        return [EchoedCall(b.get("id", MISSING), b.get("name", MISSING), b.get("input", MISSING)) for b in self._blocks(body, "assistant") if b.get("type") == "tool_use"]
+        return [
+            EchoedCall(b.get("id", MISSING), b.get("name", MISSING), b.get("input", MISSING), b.get("input", MISSING))
+            for b in self._blocks(body, "assistant")
+            if b.get("type") == "tool_use"
+        ]
 
     def results(self, body):
         return [
@@ -352,6 +415,9 @@ class AnthropicWire(Wire):
             for b in self._blocks(body, "user")
             if b.get("type") == "tool_result"
         ]
+
+    def assistant_text(self, body):
+        return "".join(b.get("text", "") for b in self._blocks(body, "assistant") if b.get("type") == "text")
 
     def system(self, body):
         system = body.get("system", MISSING)
@@ -389,7 +455,9 @@ class GeminiWire(Wire):
     fragments_arguments = False
     raw_arguments = False
     error_flag = "functionResponse.response.error"
+    error_types = ("INVALID_ARGUMENT", "INTERNAL")
     tool_keys = ("tools", "toolConfig", "tool_config")
+    terminal_event = b'"finishReason"'  # §4.4: no terminator; the last chunk carries finishReason
 
     def tools(self, body):
         tools = body.get("tools")
@@ -406,6 +474,12 @@ class GeminiWire(Wire):
                         break
                 out.append(Declared(d.get("name", MISSING), d.get("description", ""), params))
         return out
+
+    def max_tokens(self, body):
+        config = body.get("generationConfig", body.get("generation_config"))
+        if not isinstance(config, Mapping):
+            return MISSING
+        return config.get("maxOutputTokens", config.get("max_output_tokens", MISSING))
 
     def tool_choice(self, body):
         config = body.get("toolConfig", body.get("tool_config", MISSING))
@@ -442,7 +516,7 @@ class GeminiWire(Wire):
         for p in self._parts(body, "model"):
             fc = p.get("functionCall", p.get("function_call"))
             if isinstance(fc, Mapping):
-                out.append(EchoedCall(fc.get("id"), fc.get("name", MISSING), fc.get("args", {})))
+                out.append(EchoedCall(fc.get("id"), fc.get("name", MISSING), fc.get("args", {}), fc.get("args", MISSING)))
         return out
 
     def results(self, body):
@@ -455,6 +529,9 @@ class GeminiWire(Wire):
                 error = isinstance(response, Mapping) and "error" in response
                 out.append(SentResult(fr.get("id"), fr.get("name", MISSING), text, error))
         return out
+
+    def assistant_text(self, body):
+        return "".join(p["text"] for p in self._parts(body, "model") if isinstance(p.get("text"), str) and not p.get("thought"))
 
     def system(self, body):
         si = body.get("systemInstruction", body.get("system_instruction", MISSING))
@@ -497,7 +574,10 @@ class BedrockWire(Wire):
     parallel_knob = False
     error_flag = 'toolResult.status="error"'
     call_id_prefix = "tooluse_"
+    error_types = ("ValidationException", "internalServerException")
     tool_keys = ("toolConfig",)
+    strict = "toolConfig.tools[].toolSpec.strict"
+    terminal_event = b"\x0bmessageStop"  # §5.4: the :event-type header value of messageStop
 
     def tools(self, body):
         config = body.get("toolConfig")
@@ -507,8 +587,13 @@ class BedrockWire(Wire):
         for t in config["tools"]:
             spec = t.get("toolSpec", {}) if isinstance(t, Mapping) else {}
             schema = spec.get("inputSchema", {})
-            out.append(Declared(spec.get("name", MISSING), spec.get("description", ""), schema.get("json", MISSING) if isinstance(schema, Mapping) else MISSING))
+            params = schema.get("json", MISSING) if isinstance(schema, Mapping) else MISSING
+            out.append(Declared(spec.get("name", MISSING), spec.get("description", ""), params, spec.get("strict", MISSING)))
         return out
+
+    def max_tokens(self, body):
+        config = body.get("inferenceConfig")
+        return config.get("maxTokens", MISSING) if isinstance(config, Mapping) else MISSING
 
     def tool_choice(self, body):
         config = body.get("toolConfig")
@@ -538,7 +623,7 @@ class BedrockWire(Wire):
         for b in self._blocks(body, "assistant"):
             tu = b.get("toolUse")
             if isinstance(tu, Mapping):
-                out.append(EchoedCall(tu.get("toolUseId", MISSING), tu.get("name", MISSING), tu.get("input", MISSING)))
+                out.append(EchoedCall(tu.get("toolUseId", MISSING), tu.get("name", MISSING), tu.get("input", MISSING), tu.get("input", MISSING)))
         return out
 
     def results(self, body):
@@ -548,6 +633,9 @@ class BedrockWire(Wire):
             if isinstance(tr, Mapping):
                 out.append(SentResult(tr.get("toolUseId", MISSING), None, _text_of(tr.get("content")), tr.get("status") == "error"))
         return out
+
+    def assistant_text(self, body):
+        return "".join(b["text"] for b in self._blocks(body, "assistant") if isinstance(b.get("text"), str))
 
     def system(self, body):
         system = body.get("system", MISSING)

@@ -103,6 +103,8 @@ def encode_tool(tool: ToolSpec) -> dict[str, Any]:
     if tool.description:
         out["description"] = tool.description
     out["input_schema"] = dict(tool.parameters)
+    if tool.strict is not None:
+        out["strict"] = tool.strict
     return out
 
 
@@ -236,8 +238,9 @@ def encode_request(
     max_tokens: int = DEFAULT_MAX_TOKENS,
     history: WireHistory | None = None,
 ) -> dict[str, Any]:
-    """The Messages request body for ``request`` (``history``: see :func:`encode_messages`)."""
-    body: dict[str, Any] = {"model": request.model or model, "max_tokens": max_tokens}
+    """The Messages request body for ``request`` (``history``: see :func:`encode_messages`;
+    ``request.max_tokens`` wins over ``max_tokens``)."""
+    body: dict[str, Any] = {"model": request.model or model, "max_tokens": request.max_tokens or max_tokens}
     if request.system:
         body["system"] = request.system
     body["messages"] = encode_messages(request.messages, history)
@@ -531,7 +534,7 @@ class AnthropicProvider(HttpProvider):
     """Anthropic Messages over httpx (streams by default).
 
     Args: those of :class:`~loopkit.providers._http.HttpProvider`. ``max_tokens`` (required by the
-    API) defaults to 4096; set another value with ``extra_body={"max_tokens": N}``, and extended
+    API) defaults to 4096; set another value with ``ModelRequest.max_tokens``, and extended
     thinking with ``extra_body={"thinking": {...}}``.
     """
 

@@ -183,8 +183,10 @@ class BedrockProvider(HttpProvider):
         body: dict[str, Any] = {"messages": messages}
         if request.system:
             body["system"] = [{"text": request.system}]
-        if self.inference_config:
+        if self.inference_config or request.max_tokens is not None:
             body["inferenceConfig"] = dict(self.inference_config)
+            if request.max_tokens is not None:
+                body["inferenceConfig"]["maxTokens"] = request.max_tokens
         # the history matters only with tool_choice "none"; scanning it every round would not be free
         tool_config = encode_tool_config(request, has_tool_history=request.tool_choice == "none" and _has_tool_blocks(messages))
         if tool_config is not None:
@@ -336,6 +338,8 @@ def encode_tool_config(request: ModelRequest, *, has_tool_history: bool) -> dict
         spec: dict[str, Any] = {"name": t.name, "inputSchema": {"json": dict(t.parameters)}}
         if t.description:
             spec["description"] = t.description
+        if t.strict is not None:
+            spec["strict"] = t.strict
         tools.append({"toolSpec": spec})
     config: dict[str, Any] = {"tools": tools}
     choice = encode_tool_choice(request.tool_choice)

@@ -191,11 +191,13 @@ def encode_request(request: ModelRequest, messages: list[Message] | None = None,
         config = encode_tool_choice(request.tool_choice)
         if config is not None:
             body["toolConfig"] = {"functionCallingConfig": config}
+    if request.max_tokens is not None:
+        body["generationConfig"] = {"maxOutputTokens": request.max_tokens}
     return body
 
 
 def encode_tool(tool: ToolSpec) -> dict[str, Any]:
-    """One ``FunctionDeclaration`` with plain JSON Schema parameters."""
+    """One ``FunctionDeclaration`` with plain JSON Schema parameters (it has no ``strict``)."""
     return {"name": tool.name, "description": tool.description, "parametersJsonSchema": dict(tool.parameters)}
 
 

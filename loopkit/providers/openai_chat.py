@@ -46,7 +46,7 @@ from ..messages import (
     arguments_json,
     parse_arguments,
 )
-from ..provider import ModelRequest, forced_tool_name
+from ..provider import ModelRequest, ToolSpec, forced_tool_name
 from ._http import HttpCall, WireHistory, json_or_wire_error
 from ._openai_common import OpenAIHttpProvider, image_url, result_text, stream_error, usage_from, wire_entries
 from ._sse import SSEDecoder
@@ -68,11 +68,10 @@ def build_body(request: ModelRequest, *, model: str, stream: bool = True, histor
     if stream:
         body["stream"] = True
         body["stream_options"] = {"include_usage": True}
+    if request.max_tokens is not None:
+        body["max_completion_tokens"] = request.max_tokens
     if request.tools:
-        body["tools"] = [
-            {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}}
-            for t in request.tools
-        ]
+        body["tools"] = [{"type": "function", "function": _function(t)} for t in request.tools]
         choice = request.tool_choice
         if choice in ("auto", "required", "none"):
             body["tool_choice"] = choice
@@ -84,6 +83,13 @@ def build_body(request: ModelRequest, *, model: str, stream: bool = True, histor
         if request.parallel_tool_calls is False:
             body["parallel_tool_calls"] = False
     return body
+
+
+def _function(t: ToolSpec) -> dict[str, Any]:
+    fn: dict[str, Any] = {"name": t.name, "description": t.description, "parameters": dict(t.parameters)}
+    if t.strict is not None:
+        fn["strict"] = t.strict
+    return fn
 
 
 def chat_messages(request: ModelRequest, history: WireHistory | None = None) -> list[dict[str, Any]]:

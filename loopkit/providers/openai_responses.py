@@ -75,9 +75,12 @@ def build_body(request: ModelRequest, *, model: str, stream: bool = True, histor
         body["instructions"] = request.system
     if stream:
         body["stream"] = True
+    if request.max_tokens is not None:
+        body["max_output_tokens"] = request.max_tokens
     if request.tools:
+        # strict defaults to true on this API (and the SDK requires the key): send False unless asked
         body["tools"] = [
-            {"type": "function", "name": t.name, "description": t.description, "parameters": dict(t.parameters), "strict": False}
+            {"type": "function", "name": t.name, "description": t.description, "parameters": dict(t.parameters), "strict": t.strict is True}
             for t in request.tools
         ]
         choice = request.tool_choice

@@ -136,6 +136,71 @@ def stops_at_first_text() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
     return bend
 
 
+def keys_calls_by_name() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Keeps one call per tool name (calls collected in a dict keyed by name): a second call of
+    the same tool in one answer is lost."""
+    first_by_name: dict[str, int] = {}
+    dropped: set[int] = set()
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        out = []
+        for e in events:
+            name = e.name if isinstance(e, ToolCallStartEvent) else (e.tool_call.name if isinstance(e, ToolCallEndEvent) and e.tool_call is not None else None)
+            if name is not None and first_by_name.setdefault(name, e.content_index) != e.content_index:
+                dropped.add(e.content_index)
+            if getattr(e, "content_index", None) in dropped:
+                continue
+            out.append(e)
+        return out
+
+    return bend
+
+
+class _EndsEarlyAsStop:
+    """Wraps a stream decoder: a body that ends before the terminal event ends as a normal stop
+    (the classic ``for line in body: ...`` loop that never asks whether the end came)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.open: dict[int, Any] = {}
+
+    def _track(self, events: list[StreamEvent]) -> list[StreamEvent]:
+        for e in events:
+            index = getattr(e, "content_index", None)
+            if e.type.endswith("_start"):
+                self.open[index] = e
+            elif e.type.endswith("_end"):
+                self.open.pop(index, None)
+        return events
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        return self._track(self.inner.feed(chunk))
+
+    def close(self) -> list[StreamEvent]:
+        from loopkit.errors import ConnectionClosedError
+        from loopkit.events import ThinkingEndEvent
+
+        try:
+            return self._track(self.inner.close())
+        except ConnectionClosedError:
+            out: list[StreamEvent] = []
+            for index, start in sorted(self.open.items()):
+                if isinstance(start, ToolCallStartEvent):
+                    out.append(ToolCallEndEvent(content_index=index))
+                elif start.type == "thinking_start":
+                    out.append(ThinkingEndEvent(content_index=index))
+                else:
+                    out.append(TextEndEvent(content_index=index))
+            return out + [DoneEvent(reason="stop")]
+
+
+def _ends_early_as_stop(base: type) -> type:
+    def stream_decoder(self: Any) -> Any:
+        return _EndsEarlyAsStop(base.stream_decoder(self))
+
+    return type(f"EndsEarlyAsStop{base.__name__}", (base,), {"stream_decoder": stream_decoder})
+
+
 def _request_bug(base: type, edit: Callable[[dict[str, Any]], None], name: str) -> type:
     def build_request(self: Any, request: Any) -> Any:
         call = base.build_request(self, request)
@@ -182,6 +247,91 @@ def _loses_is_error(protocol: str) -> Callable[[dict[str, Any]], None]:
     return edit
 
 
+# where each protocol keeps (call id, tool name) of echoed calls, and the call id of a result
+_CALLS: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {
+    "openai_chat": lambda body: [c for m in body.get("messages", []) if m.get("role") == "assistant" for c in m.get("tool_calls") or []],
+    "openai_responses": lambda body: [i for i in body.get("input", []) if i.get("type") == "function_call"],
+    "anthropic": lambda body: [b for m in body.get("messages", []) if isinstance(m.get("content"), list) for b in m["content"] if b.get("type") == "tool_use"],
+    "gemini": lambda body: [p["functionCall"] for c in body.get("contents", []) for p in c.get("parts", []) if "functionCall" in p],
+    "bedrock": lambda body: [b["toolUse"] for m in body.get("messages", []) for b in m.get("content", []) if "toolUse" in b],
+}
+_RESULTS: dict[str, Callable[[dict[str, Any]], list[dict[str, Any]]]] = {
+    "openai_chat": lambda body: [m for m in body.get("messages", []) if m.get("role") == "tool"],
+    "openai_responses": lambda body: [i for i in body.get("input", []) if i.get("type") == "function_call_output"],
+    "anthropic": lambda body: [b for m in body.get("messages", []) if isinstance(m.get("content"), list) for b in m["content"] if b.get("type") == "tool_result"],
+    "gemini": lambda body: [p["functionResponse"] for c in body.get("contents", []) for p in c.get("parts", []) if "functionResponse" in p],
+    "bedrock": lambda body: [b["toolResult"] for m in body.get("messages", []) for b in m.get("content", []) if "toolResult" in b],
+}
+_ID_KEY = {"openai_chat": ("id", "tool_call_id"), "openai_responses": ("call_id", "call_id"), "anthropic": ("id", "tool_use_id"), "gemini": ("id", "id"), "bedrock": ("toolUseId", "toolUseId")}
+
+
+def _pairs_results_by_name(protocol: str) -> Callable[[dict[str, Any]], None]:
+    """Looks up the call a result answers by the tool's name: the first call of that name wins."""
+    call_key, result_key = _ID_KEY[protocol]
+
+    def name_of(c: dict[str, Any]) -> str:
+        return c.get("name") or c.get("function", {}).get("name")
+
+    def edit(body: dict[str, Any]) -> None:
+        calls = _CALLS[protocol](body)
+        name_by_id = {c.get(call_key): name_of(c) for c in calls}
+        first_id: dict[str, Any] = {}
+        for c in calls:
+            first_id.setdefault(name_of(c), c.get(call_key))
+        for r in _RESULTS[protocol](body):
+            name = r.get("name") or name_by_id.get(r.get(result_key))
+            if name in first_id and first_id[name] is not None:
+                r[result_key] = first_id[name]
+
+    return edit
+
+
+def _wrong_arguments_type(protocol: str) -> Callable[[dict[str, Any]], None]:
+    """Echoes arguments in the other JSON type: an object on OpenAI, a string of JSON elsewhere."""
+
+    def edit(body: dict[str, Any]) -> None:
+        for c in _CALLS[protocol](body):
+            holder, key = (c["function"], "arguments") if protocol == "openai_chat" else (c, "arguments" if protocol == "openai_responses" else "args" if protocol == "gemini" else "input")
+            value = holder.get(key)
+            holder[key] = json.loads(value or "{}") if isinstance(value, str) else json.dumps(value)
+
+    return edit
+
+
+def _ignores_max_tokens(protocol: str) -> Callable[[dict[str, Any]], None]:
+    """Sends no answer-length cap (or, on Anthropic where one is required, always its default)."""
+
+    def edit(body: dict[str, Any]) -> None:
+        if protocol == "anthropic":
+            body["max_tokens"] = 4096
+        for key in ("max_completion_tokens", "max_output_tokens", "generationConfig", "inferenceConfig"):
+            body.pop(key, None)
+
+    return edit
+
+
+def _strict_always_false(protocol: str) -> Callable[[dict[str, Any]], None]:
+    """Declares every tool non-strict, whatever ToolSpec.strict says."""
+
+    def edit(body: dict[str, Any]) -> None:
+        tools = body.get("toolConfig", {}).get("tools", []) if protocol == "bedrock" else body.get("tools", [])
+        for t in tools:
+            holder = t["function"] if protocol == "openai_chat" else t["toolSpec"] if protocol == "bedrock" else t
+            holder["strict"] = False
+
+    return edit
+
+
+def _json_only_errors(base: type) -> type:
+    """Reads every error body as JSON, so a plain-text one becomes a decoding error."""
+
+    def map_error(self: Any, status: int, headers: Any, body: bytes) -> Any:
+        json.loads(body)
+        return base.map_error(self, status, headers, body)
+
+    return type(f"JsonOnlyErrors{base.__name__}", (base,), {"map_error": map_error})
+
+
 def _ignores_retry_after(base: type) -> type:
     def map_error(self: Any, status: int, headers: Any, body: bytes) -> Any:
         err = base.map_error(self, status, headers, body)
@@ -210,15 +360,26 @@ def broken(bug: str, protocol: str) -> Callable[..., Any]:
         "malformed_to_empty": malformed_to_empty,
         "stops_at_first_text": stops_at_first_text,
         "ids_by_position": ids_by_position,
+        "keys_calls_by_name": keys_calls_by_name,
+    }
+    request_bugs = {
+        "required_to_auto": _required_to_auto,
+        "loses_is_error": _loses_is_error,
+        "pairs_results_by_name": _pairs_results_by_name,
+        "wrong_arguments_type": _wrong_arguments_type,
+        "ignores_max_tokens": _ignores_max_tokens,
+        "strict_always_false": _strict_always_false,
     }
     if bug in stream_bugs:
         cls = _stream_bug(base, stream_bugs[bug], f"{bug}_{protocol}")
-    elif bug == "required_to_auto":
-        cls = _request_bug(base, _required_to_auto(protocol), f"{bug}_{protocol}")
-    elif bug == "loses_is_error":
-        cls = _request_bug(base, _loses_is_error(protocol), f"{bug}_{protocol}")
+    elif bug in request_bugs:
+        cls = _request_bug(base, request_bugs[bug](protocol), f"{bug}_{protocol}")
     elif bug == "ignores_retry_after":
         cls = _ignores_retry_after(base)
+    elif bug == "json_only_errors":
+        cls = _json_only_errors(base)
+    elif bug == "ends_early_as_stop":
+        cls = _ends_early_as_stop(base)
     else:
         raise ValueError(f"no planted bug {bug!r}")
     return _factory_for(cls)
@@ -230,8 +391,8 @@ TEXT_THEN_CALL = {"stream.text_then_tool_call", "stream.unicode", "stream.utf8_s
 # (bug, protocol) -> the case ids that must fail, and only those. A bug is planted only where the
 # protocol can express it: OpenAI has no error flag to lose; Gemini never carries broken JSON.
 EXPECTED: dict[tuple[str, str], set[str]] = {
-    **{("drops_second_call", p): {"stream.parallel_calls"} for p in ALL},
-    **{("repeats_call_id", p): {"stream.parallel_calls"} for p in ALL},
+    **{("drops_second_call", p): {"stream.parallel_calls", "stream.same_tool_twice"} for p in ALL},
+    **{("repeats_call_id", p): {"stream.parallel_calls", "stream.same_tool_twice"} for p in ALL},
     **{("stops_at_first_text", p): TEXT_THEN_CALL for p in ALL},
     **{("ignores_retry_after", p): {"failure.http_429_retry_after"} for p in ALL},
     **{("required_to_auto", p): {"request.tool_choice.required"} for p in ("gemini", "bedrock")},
@@ -240,6 +401,29 @@ EXPECTED: dict[tuple[str, str], set[str]] = {
     **{("loses_is_error", p): {"request.history.is_error"} for p in ("anthropic", "gemini", "bedrock")},
     ("ids_by_position", "gemini"): {"stream.ids_across_calls"},
     **{("malformed_to_empty", p): {"stream.arguments.malformed", "stream.length_mid_call"} for p in ("openai_chat", "openai_responses", "anthropic", "bedrock")},
+    **{("keys_calls_by_name", p): {"stream.same_tool_twice"} for p in ALL},
+    **{("ends_early_as_stop", p): {"failure.ends_early"} for p in ALL},
+    **{("pairs_results_by_name", p): {"request.history.same_tool_twice"} for p in ALL},
+    **{("wrong_arguments_type", p): {"request.history.argument_types"} for p in ALL},
+    **{("ignores_max_tokens", p): {"request.max_tokens"} for p in ALL},
+    **{("json_only_errors", p): {"failure.error_body_not_json"} for p in ALL},
+    **{("strict_always_false", p): {"request.tools.strict"} for p in ALL if p != "gemini"},  # Gemini has no strict
+}
+
+# A request the real API rejects may also be refused by a simulator that checks what the API
+# checks; then every case sending that request fails too, which is right, not a second bug.
+MAY_ALSO_FAIL: dict[tuple[str, str], set[str]] = {
+    **{
+        ("wrong_arguments_type", p): {
+            "request.history.tool_calls",
+            "request.history.results",
+            "request.history.is_error",
+            "request.history.empty_error_result",
+            "request.history.same_tool_twice",
+            "request.tool_choice.none_after_tool_round",
+        }
+        for p in ALL
+    },
 }
 
 # named factories for the CLI and the pytest plugin (``broken_adapters:loses_is_error_factory``)

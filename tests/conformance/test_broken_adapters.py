@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from broken_adapters import EXPECTED, broken
+from broken_adapters import EXPECTED, MAY_ALSO_FAIL, broken
 from loopkit.conformance import run_suite
 
 
@@ -12,5 +12,6 @@ from loopkit.conformance import run_suite
 def test_planted_bug_fails_exactly_the_right_cases(bug: str, protocol: str) -> None:
     expected = EXPECTED[bug, protocol]
     report = run_suite(broken(bug, protocol), protocol)
-    assert set(report.failing()) == expected, "\n".join(f"{r.case_id}: {r.detail}" for r in report.results if r.status != "pass")
+    failing = set(report.failing())
+    assert expected <= failing <= expected | MAY_ALSO_FAIL.get((bug, protocol), set()), "\n".join(f"{r.case_id}: {r.detail}" for r in report.results if r.status != "pass")
     assert all(r.status == "fail" and r.mismatches for r in report.results if r.case_id in expected), "a failure says what was sent or parsed"

@@ -13,6 +13,7 @@ NOT_APPLICABLE: dict[str, set[str]] = {
     "openai_responses": {"request.parallel.with_none", "request.history.is_error", "failure.http_529", "kind.stop_sequence", "kind.pause_turn", "kind.usage_split"},
     "anthropic": set(),
     "gemini": {
+        "request.tools.strict",
         "request.parallel.disabled",
         "request.parallel.default",
         "request.parallel.with_none",

@@ -34,7 +34,8 @@ def test_resolve_factory_reads_module_attr_and_builtin_names() -> None:
 @pytest.mark.parametrize(
     ("target", "message"),
     [
-        ("nonsense", "neither a built-in adapter"),
+        ("nonsense", "unknown adapter 'nonsense'; a target is a built-in adapter"),
+        ("antropic", r"unknown adapter 'antropic' \(did you mean 'anthropic'\?\)"),
         ("no_such_module_xyz:f", "cannot import 'no_such_module_xyz'"),
         ("test_conformance_suite:missing", "has no attribute 'missing'"),
         ("test_conformance_suite:SERVED", "not a callable factory"),

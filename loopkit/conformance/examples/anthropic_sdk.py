@@ -1,0 +1,197 @@
+"""A worked example: the official ``anthropic`` SDK as a loopkit Provider, conforming.
+
+The "foreign adapter" here is the official ``anthropic`` SDK, as another agent loop would use it:
+it takes its own arguments (``messages``, ``tools``, ``tool_choice`` ...) and yields its own raw
+stream events. Two small functions glue it to loopkit's :class:`~loopkit.provider.Provider` seam:
+
+- :func:`to_sdk_call` maps loopkit's :class:`~loopkit.provider.ModelRequest` to the SDK call;
+- :func:`to_stream_events` maps the SDK's raw events back to loopkit stream events.
+
+The factory takes only ``base_url=``: the SDK speaks HTTP through its own client, so the suite
+serves the simulator on 127.0.0.1. It takes no ``retry=``, because the SDK retries by itself
+(twice, honouring ``retry-after``); the suite then checks retries through the simulator's request
+log, and keeps the SDK's retry sleeps from waiting for real (see the README).
+
+Run it (needs ``pip install anthropic``)::
+
+    loopkit conformance loopkit.conformance.examples.anthropic_sdk:anthropic_sdk_factory --protocol anthropic
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from loopkit.errors import ConnectionClosedError, StreamError, error_class_for_status
+from loopkit.events import (
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    StreamEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    TextStartEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ThinkingStartEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+    ToolCallStartEvent,
+)
+from loopkit.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage, UserMessage
+from loopkit.provider import BaseProvider, ModelRequest, forced_tool_name
+
+STOP = {"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "model_context_window_exceeded": "length"}
+
+
+def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
+    """loopkit's request -> keyword arguments of ``client.messages.create``."""
+    messages: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if messages and messages[-1]["role"] == role:  # results of parallel calls share one user turn
+            messages[-1]["content"].extend(blocks)
+        else:
+            messages.append({"role": role, "content": blocks})
+
+    for m in request.messages:
+        if isinstance(m, UserMessage):
+            add("user", [{"type": "text", "text": m.text}])
+        elif isinstance(m, AssistantMessage):
+            blocks: list[dict[str, Any]] = []
+            for b in m.content:
+                if isinstance(b, TextContent) and b.text:
+                    blocks.append({"type": "text", "text": b.text})
+                elif isinstance(b, ThinkingContent) and b.redacted and b.thinking_signature:
+                    blocks.append({"type": "redacted_thinking", "data": b.thinking_signature})
+                elif isinstance(b, ThinkingContent) and b.thinking_signature:
+                    blocks.append({"type": "thinking", "thinking": b.thinking, "signature": b.thinking_signature})
+                elif isinstance(b, ToolCall):
+                    blocks.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.arguments if b.arguments_ok else {}})
+            add("assistant", blocks)
+        elif isinstance(m, ToolResultMessage):
+            add("user", [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.text or "(empty)", "is_error": m.is_error}])
+    kwargs: dict[str, Any] = {"model": request.model or model, "max_tokens": request.max_tokens or 1024, "messages": messages, "stream": True}
+    if request.system:
+        kwargs["system"] = request.system
+    if request.tools:
+        kwargs["tools"] = [
+            {"name": t.name, "description": t.description, "input_schema": dict(t.parameters), **({} if t.strict is None else {"strict": t.strict})}
+            for t in request.tools
+        ]
+        choice = request.tool_choice
+        sdk_choice: dict[str, Any] | None = None
+        if choice == "auto" or (choice is None and request.parallel_tool_calls is False):
+            sdk_choice = {"type": "auto"}
+        elif choice == "required":
+            sdk_choice = {"type": "any"}
+        elif choice == "none":
+            sdk_choice = {"type": "none"}
+        elif forced_tool_name(choice) is not None:
+            sdk_choice = {"type": "tool", "name": forced_tool_name(choice)}
+        if sdk_choice is not None and request.parallel_tool_calls is False and sdk_choice["type"] != "none":
+            sdk_choice["disable_parallel_tool_use"] = True
+        if sdk_choice is not None:
+            kwargs["tool_choice"] = sdk_choice
+    return kwargs
+
+
+def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
+    """The SDK's raw stream events -> loopkit stream events (indexes are the wire's: blocks start in order)."""
+    kinds: dict[int, str] = {}
+    signatures: dict[int, str] = {}
+    usage = Usage()
+    stop = details = None
+    complete = False
+    for event in raw:
+        signal = request.abort_signal
+        if signal is not None and signal.aborted:
+            raw.close()
+            yield ErrorEvent(reason="aborted", error_message="aborted by the caller")
+            return
+        t = event.type
+        if t == "message_start":
+            usage.input = event.message.usage.input_tokens
+            yield StartEvent(api="anthropic-messages", provider="anthropic", model=event.message.model, response_id=event.message.id)
+        elif t == "content_block_start":
+            block, i = event.content_block, event.index
+            kinds[i] = block.type
+            if block.type == "text":
+                yield TextStartEvent(content_index=i)
+            elif block.type == "thinking":
+                yield ThinkingStartEvent(content_index=i)
+            elif block.type == "redacted_thinking":
+                signatures[i] = block.data
+                yield ThinkingStartEvent(content_index=i, redacted=True)
+            elif block.type == "tool_use":
+                yield ToolCallStartEvent(content_index=i, id=block.id, name=block.name)
+        elif t == "content_block_delta":
+            d, i = event.delta, event.index
+            if d.type == "text_delta":
+                yield TextDeltaEvent(content_index=i, delta=d.text)
+            elif d.type == "thinking_delta":
+                yield ThinkingDeltaEvent(content_index=i, delta=d.thinking)
+            elif d.type == "signature_delta":
+                signatures[i] = signatures.get(i, "") + d.signature
+            elif d.type == "input_json_delta":
+                yield ToolCallDeltaEvent(content_index=i, delta=d.partial_json)
+        elif t == "content_block_stop":
+            kind = kinds.get(event.index)
+            if kind == "text":
+                yield TextEndEvent(content_index=event.index)
+            elif kind in ("thinking", "redacted_thinking"):
+                yield ThinkingEndEvent(content_index=event.index, thinking_signature=signatures.get(event.index))
+            elif kind == "tool_use":
+                yield ToolCallEndEvent(content_index=event.index)
+        elif t == "message_delta":
+            stop = event.delta.stop_reason
+            details = getattr(event.delta, "stop_details", None)
+            usage.output = event.usage.output_tokens
+        elif t == "message_stop":
+            complete = True
+            break
+    if not complete:  # a body that ends without message_stop is cut short, however cleanly it ends
+        raise ConnectionClosedError("the stream ended before message_stop", provider="anthropic")
+    usage.total_tokens = usage.input + usage.output
+    if stop in STOP:
+        yield DoneEvent(reason=STOP[stop], usage=usage)  # type: ignore[arg-type]
+    else:
+        explanation = getattr(details, "explanation", None)
+        yield ErrorEvent(reason="error", error_message=f"stop_reason {stop}" + (f": {explanation}" if explanation else ""), error_type=stop, usage=usage)
+
+
+class AnthropicSDKProvider(BaseProvider):
+    """The glue: a loopkit Provider over an ``anthropic.Anthropic`` client."""
+
+    def __init__(self, client: Any, *, model: str) -> None:
+        self.client, self.model = client, model
+
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        import anthropic
+        import httpx2
+
+        try:
+            raw = self.client.messages.create(**to_sdk_call(request, model=self.model))
+            yield from to_stream_events(raw, request)
+        except anthropic.APIStatusError as exc:  # one mapping from the SDK's errors to loopkit's
+            body = exc.body if isinstance(exc.body, dict) else {}
+            error = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
+            status = exc.status_code
+            cls = StreamError if status == 200 else error_class_for_status(status)
+            raise cls(str(error.get("message", exc.message)), status=None if status == 200 else status, error_type=error.get("type"), provider="anthropic") from exc
+        except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
+            # the SDK wraps connection errors before the response, but lets httpx2's escape mid-stream
+            raise ConnectionClosedError(f"connection failed or dropped: {exc}", provider="anthropic") from exc
+
+
+_HTTP: list[Any] = []
+
+
+def anthropic_sdk_factory(*, base_url: str) -> AnthropicSDKProvider:
+    """What ``loopkit conformance`` and the pytest plugin call: a Provider pointed at the simulator."""
+    import anthropic
+
+    if not _HTTP:  # building an SDK client costs ~0.2 s (an SSL context); the suite builds dozens
+        _HTTP.append(anthropic.DefaultHttpxClient())
+    client = anthropic.Anthropic(base_url=base_url, api_key="sim-key", http_client=_HTTP[0])
+    return AnthropicSDKProvider(client, model="sim-model")
