@@ -96,7 +96,7 @@ class Case:
     Args:
         id: a stable dotted id (``request.tool_choice.required``).
         statement: the behaviour, in one line.
-        spec: where it comes from (``docs/wire.md §3.2``, ``docs/loop.md §13 #52``).
+        spec: where it comes from (``docs/wire.md §3.2``, ``docs/loop-contract.md §7.1``).
         check: runs the case in a :class:`Context`, recording mismatches.
         applies: returns why the case does not apply to a protocol/provider, or None when it does.
     """

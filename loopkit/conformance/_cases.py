@@ -94,7 +94,7 @@ def _raw_arguments(wire: Wire, provider: Any) -> str | None:
 
 def _error_flag(wire: Wire, provider: Any) -> str | None:
     if wire.error_flag == "none":
-        return f"{wire.name} has no error flag on tool results; the error travels as the result's text (docs/wire.md §0.3, docs/loop.md §13 #57)"
+        return f"{wire.name} has no error flag on tool results; the error travels as the result's text (docs/wire.md §0.3, docs/loop-contract.md §7.2)"
     return None
 
 
@@ -106,21 +106,21 @@ CASES: tuple[Case, ...] = (
     Case("request.tools.declared", "Tool declarations reach the wire with their names, descriptions and parameter schemas unchanged.", "docs/wire.md §0.3", check_tools_declared),
     Case("request.tools.strict", "ToolSpec.strict reaches the declaration's strict field; a tool not asked to be strict is not made strict.", "docs/wire.md §1.2, §2.2, §3.2, §5.2", check_tools_strict, _strict),
     Case("request.max_tokens", "ModelRequest.max_tokens reaches the protocol's answer-length field.", "docs/wire.md §1.2, §2.2, §3.2, §4.2, §5.2", check_max_tokens),
-    Case("request.tool_choice.auto", "tool_choice 'auto' is sent in the protocol's form (or left to its default, auto).", "docs/wire.md §0.3; docs/loop.md §8.1", tool_choice_case("auto")),
-    Case("request.tool_choice.required", "tool_choice 'required' makes a tool call mandatory in the protocol's form.", "docs/wire.md §0.3; docs/loop.md §13 #52", tool_choice_case("required")),
-    Case("request.tool_choice.none", "tool_choice 'none' forbids tool calls in the protocol's form.", "docs/wire.md §0.3, §5.2; docs/loop.md §13 #54", tool_choice_case("none")),
-    Case("request.tool_choice.forced", "A forced function is sent as the protocol's named-tool choice.", "docs/wire.md §0.3; docs/loop.md §13 #51, #52", tool_choice_case({"type": "function", "name": "get_time"})),
-    Case("request.tool_choice.none_after_tool_round", "tool_choice 'none' after a tool round keeps the history valid (Bedrock needs toolConfig once tools were used).", "docs/wire.md §5.2; docs/loop.md §8.1 notes", check_none_after_tool_round),
-    Case("request.parallel.disabled", "parallel_tool_calls=False reaches the protocol's parallel knob, whatever the tool_choice.", "docs/wire.md §0.3; docs/loop.md §13 #50, #52", check_parallel_disabled, _parallel_knob),
-    Case("request.parallel.default", "parallel_tool_calls None or True does not forbid parallel calls.", "docs/loop.md §13 #50", check_parallel_default, _parallel_knob),
-    Case("request.parallel.with_none", "parallel_tool_calls=False adds no disable_parallel_tool_use to tool_choice 'none'.", "docs/wire.md §3.2; docs/loop.md §13 #52", check_parallel_with_none, _anthropic_only),
-    Case("request.no_tools", "A request without tools carries nothing tool-related, whatever tool_choice and parallel_tool_calls say.", "docs/wire.md §1.2; docs/loop.md §13 #53", check_no_tools),
+    Case("request.tool_choice.auto", "tool_choice 'auto' is sent in the protocol's form (or left to its default, auto).", "docs/wire.md §0.3; docs/loop-contract.md §7.1", tool_choice_case("auto")),
+    Case("request.tool_choice.required", "tool_choice 'required' makes a tool call mandatory in the protocol's form.", "docs/wire.md §0.3; docs/loop-contract.md §7.1", tool_choice_case("required")),
+    Case("request.tool_choice.none", "tool_choice 'none' forbids tool calls in the protocol's form.", "docs/wire.md §0.3, §5.2; docs/loop-contract.md §7.1", tool_choice_case("none")),
+    Case("request.tool_choice.forced", "A forced function is sent as the protocol's named-tool choice.", "docs/wire.md §0.3; docs/loop-contract.md §7.1", tool_choice_case({"type": "function", "name": "get_time"})),
+    Case("request.tool_choice.none_after_tool_round", "tool_choice 'none' after a tool round keeps the history valid (Bedrock needs toolConfig once tools were used).", "docs/wire.md §5.2; docs/loop-contract.md §7.1", check_none_after_tool_round),
+    Case("request.parallel.disabled", "parallel_tool_calls=False reaches the protocol's parallel knob, whatever the tool_choice.", "docs/wire.md §0.3; docs/loop-contract.md §7.1", check_parallel_disabled, _parallel_knob),
+    Case("request.parallel.default", "parallel_tool_calls None or True does not forbid parallel calls.", "docs/loop-contract.md §7.1", check_parallel_default, _parallel_knob),
+    Case("request.parallel.with_none", "parallel_tool_calls=False adds no disable_parallel_tool_use to tool_choice 'none'.", "docs/wire.md §3.2; docs/loop-contract.md §7.1", check_parallel_with_none, _anthropic_only),
+    Case("request.no_tools", "A request without tools carries nothing tool-related, whatever tool_choice and parallel_tool_calls say.", "docs/wire.md §1.2; docs/loop-contract.md §7.1", check_no_tools),
     Case("request.history.tool_calls", "Assistant tool calls are echoed with the same ids, names and arguments, in order.", "docs/wire.md §1.6, §2.6, §3.6, §4.6, §5.7", check_history_calls),
     Case("request.history.results", "Each tool result answers its call's id and carries its text.", "docs/wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7", check_history_results),
-    Case("request.history.same_tool_twice", "Results of two calls of one tool are paired with their calls by id, never by the tool's name.", "docs/wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7; docs/loop.md §8.4", check_history_same_tool_twice),
+    Case("request.history.same_tool_twice", "Results of two calls of one tool are paired with their calls by id, never by the tool's name.", "docs/wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7; docs/loop-contract.md §7.4", check_history_same_tool_twice),
     Case("request.history.argument_types", "Echoed tool-call arguments travel in the protocol's JSON type: a string of JSON on OpenAI, an object elsewhere.", "docs/wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7", check_history_argument_types),
-    Case("request.history.is_error", "A tool result's is_error travels in the protocol's own convention, and only on errors.", "docs/wire.md §0.3; docs/loop.md §13 #56", check_history_is_error, _error_flag),
-    Case("request.history.empty_error_result", "An error result with no text is still sent in a form the API accepts.", "docs/loop.md §8.2; docs/wire.md §3.6", check_empty_error_result),
+    Case("request.history.is_error", "A tool result's is_error travels in the protocol's own convention, and only on errors.", "docs/wire.md §0.3; docs/loop-contract.md §7.2", check_history_is_error, _error_flag),
+    Case("request.history.empty_error_result", "An error result with no text is still sent in a form the API accepts.", "docs/loop-contract.md §7.2; docs/wire.md §3.6", check_empty_error_result),
     Case("request.system", "The system prompt reaches the protocol's system slot.", "docs/wire.md §1.2, §2.2, §3.1, §4.2, §5.2", check_system),
     Case("request.reasoning.passback", "Reasoning from an answer is passed back, with its signature, on the next request.", "docs/wire.md §2.7, §3.6, §4.6, §5.8", check_reasoning_passback, _reasoning),
     Case("stream.text", "A plain text answer becomes one text block with stop reason 'stop'.", "docs/wire.md §1.4, §2.4, §3.4, §4.4, §5.4", check_text),
@@ -129,17 +129,17 @@ CASES: tuple[Case, ...] = (
     Case("stream.tool_call", "One tool call keeps its id, name and arguments, with stop reason 'toolUse'.", "docs/wire.md §0.3", check_one_call),
     Case("stream.parallel_calls", "Two tool calls in one answer are both kept, in order, with distinct ids.", "docs/wire.md §1.4 #4, §4.4", check_parallel_calls),
     Case("stream.same_tool_twice", "Two calls of one tool with different arguments stay two calls, each with its own id and arguments.", "docs/wire.md §0.3, §1.4 #4", check_same_tool_twice),
-    Case("stream.ids_across_calls", "Tool calls the wire sends without an id (or with its own) get distinct ids across a run's model calls.", "docs/wire.md §4.7 #3; docs/loop.md §8.4", check_ids_across_calls),
+    Case("stream.ids_across_calls", "Tool calls the wire sends without an id (or with its own) get distinct ids across a run's model calls.", "docs/wire.md §4.7 #3; docs/loop-contract.md §7.4", check_ids_across_calls),
     Case("stream.arguments.fragmented", "Arguments split into one-character fragments (inside escapes and emoji) join into the same value.", "docs/wire.md §1.7 #3, §3.4, §5.4", check_fragmented_arguments, _fragments),
     Case("stream.arguments.empty", "A call with empty argument text has arguments {}.", "docs/wire.md §1.7 #2, §3.4, §5.8 #2", check_empty_arguments),
-    Case("stream.arguments.malformed", "Argument text that is not JSON is surfaced as raw_arguments, never swallowed into {}.", "docs/wire.md §1.7 #1; docs/loop.md §8.4", check_malformed_arguments, _raw_arguments),
-    Case("stream.arguments.non_object", "Arguments that are JSON but not an object are kept as parsed, never replaced by {}.", "docs/loop.md §8.4", check_non_object_arguments, _raw_arguments),
+    Case("stream.arguments.malformed", "Argument text that is not JSON is surfaced as raw_arguments, never swallowed into {}.", "docs/wire.md §1.7 #1; docs/loop-contract.md §7.4", check_malformed_arguments, _raw_arguments),
+    Case("stream.arguments.non_object", "Arguments that are JSON but not an object are kept as parsed, never replaced by {}.", "docs/loop-contract.md §7.4", check_non_object_arguments, _raw_arguments),
     Case("stream.length_mid_call", "A length stop inside a tool call keeps the call with its partial argument text as raw_arguments.", "docs/wire.md §3.7 #1, §6.3 (truncation)", check_length_mid_call, _raw_arguments),
     Case("stream.unicode", "Non-ASCII text and arguments (accents, emoji, CJK, RTL, combining marks, escapes) arrive intact.", "docs/wire.md §1.7 #3", check_unicode),
     Case("stream.utf8_split", "A body delivered 3 bytes at a time, splitting UTF-8 sequences, parses to the same message.", "docs/wire.md §0 (SSE framing), §5.6", check_utf8_split),
     Case("stream.usage", "Token usage is reported on the message.", "docs/wire.md §1.4 #6, §2.3, §3.4, §4.4, §5.4", check_usage),
     Case("stream.async", "astream() yields the same events as stream().", "docs/wire.md §6.3", check_async),
-    Case("stop.reasons", "Every stop reason of the protocol maps to loopkit's (stop, toolUse, length, error).", "docs/wire.md §0.2; docs/loop.md §8.3", check_stop_reasons),
+    Case("stop.reasons", "Every stop reason of the protocol maps to loopkit's (stop, toolUse, length, error).", "docs/wire.md §0.2; docs/loop-contract.md §7.3", check_stop_reasons),
     Case("failure.http_400", "HTTP 400 fails the call with a BadRequestError carrying the provider's message, and is not retried.", "docs/wire.md §6.3", http_error_case(400, (BadRequestError,))),
     Case("failure.error_body_not_json", "An HTTP error whose body is not JSON (a proxy's plain text) still fails by its status, with the text as the message.", "docs/wire.md §6.3", check_error_body_not_json),
     Case("failure.auth", "Bad credentials fail the call with an authentication error and are not retried.", "docs/wire.md §6.3", check_auth),
@@ -148,11 +148,11 @@ CASES: tuple[Case, ...] = (
     Case("failure.http_503", "HTTP 503 is retried and the retry's answer is used.", "docs/wire.md §6.3", retried_case(503)),
     Case("failure.http_529", "HTTP 529 overloaded_error is retried and the retry's answer is used.", "docs/wire.md §3.5", retried_case(529), _overloaded),
     Case("failure.retries_bounded", "Persistent 5xx answers are retried a bounded number of times, then fail.", "docs/wire.md §6.3", check_retries_bounded),
-    Case("failure.mid_stream", "An error event mid-stream fails the call with the provider's message, without a 'done' or a retry.", "docs/wire.md §6.3; docs/loop.md §8.5", check_mid_stream),
+    Case("failure.mid_stream", "An error event mid-stream fails the call with the provider's message, without a 'done' or a retry.", "docs/wire.md §6.3; docs/loop-contract.md §7.5", check_mid_stream),
     Case("failure.truncated", "A stream cut off part-way fails the call instead of ending as if complete.", "docs/wire.md §5.6, §6.3", check_truncated),
     Case("failure.ends_early", "A stream that ends cleanly (no connection error) before the protocol's terminal event fails the call instead of ending as if complete.", "docs/wire.md §1.4, §2.4, §3.4, §4.4, §5.4", check_ends_early),
     Case("failure.slow_stream", "Pauses between stream events do not change the message.", "docs/wire.md §6.3", check_slow),
-    Case("failure.abort", "Setting the abort signal mid-stream ends the call with ErrorEvent(reason='aborted'), in stream() and astream().", "docs/loop.md §8.5, §3.12", check_abort),
+    Case("failure.abort", "Setting the abort signal mid-stream ends the call with ErrorEvent(reason='aborted'), in stream() and astream().", "docs/loop-contract.md §7.5, §1.7", check_abort),
 )
 CASES += KIND_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

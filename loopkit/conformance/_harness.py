@@ -285,7 +285,7 @@ class Harness:
 
 
 def _contract_problem(events: list[StreamEvent], error: BaseException | None) -> str | None:
-    """What is wrong with an event sequence as a stream (docs/loop.md §1.7), or None."""
+    """What is wrong with an event sequence as a stream (docs/loop-contract.md §7.6), or None."""
     if not events:
         return None if error is not None else "the provider yielded no events and raised nothing"
     if not isinstance(events[0], StartEvent):
