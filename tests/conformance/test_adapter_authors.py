@@ -116,7 +116,7 @@ def test_the_report_reads_at_80_columns() -> None:
     text = out.getvalue()
     assert all(len(line) <= 80 for line in text.splitlines())
     assert "…" not in text  # no spec or detail cut off
-    assert "request.tool_choice.required  docs/wire.md §0.3; docs/loop.md §13" in text and "#52" in text
+    assert "request.tool_choice.required  docs/wire.md §0.3;" in text and "docs/loop-contract.md §7.1" in text
     assert "tool_choice 'required' on the wire: expected {'any': {}}, got" in text
     out = io.StringIO()
     Console(file=out, width=80, color_system=None).print(report_table(report, verbose=False))

@@ -39,7 +39,7 @@ def test_a_planted_bug_fails_its_item_with_the_mismatch(pytester) -> None:
     result.stdout.fnmatch_lines([f"collected {len(CASE_IDS)} items / {len(CASE_IDS) - len(selected)} deselected / {len(selected)} selected"])
     result.stdout.re_match_lines(
         [
-            re.escape("request.history.is_error (docs/wire.md §0.3; docs/loop.md §13 #56): ") + ".*",
+            re.escape("request.history.is_error (docs/wire.md §0.3; docs/loop-contract.md §7.2): ") + ".*",
             re.escape('  error flags (toolResult.status="error") of [success, error] results: expected [False, True], got [False, False]'),
         ]
     )
