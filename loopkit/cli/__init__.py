@@ -1,10 +1,15 @@
 """The ``loopkit`` command. Each subcommand is a module here with ``add_parser(subparsers)``
-(which sets ``handler``) and imports its heavy dependencies only when it runs."""
+(which sets ``handler``) and imports its heavy dependencies only when it runs.
+
+Like ``python -m`` and pytest's rootdir, the command puts the current directory first on the
+import path, so ``loopkit fuzz mytools:search`` finds ``./mytools.py`` without ``PYTHONPATH``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -30,6 +35,7 @@ def _version() -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
+    _import_from_cwd()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
@@ -39,6 +45,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _import_from_cwd() -> None:
+    """Put the current directory first on ``sys.path``, as ``python -m`` does (the console script
+    starts with the script's own folder there instead)."""
+    cwd = os.getcwd()
+    if not any(p in ("", cwd) or (p and os.path.abspath(p) == cwd) for p in sys.path):
+        sys.path.insert(0, cwd)
 
 
 if __name__ == "__main__":  # pragma: no cover
