@@ -26,7 +26,7 @@ SEARCH = {
 
 
 def search(query: str, limit: int, lang: str = "en") -> list[str]:
-    return [f"{query} #{i}" for i in range(min(limit, 3))]
+    return [f"{query} #{i}" for i in range(min(int(limit), 3))]  # int(): 6.0 is a valid integer too
 
 
 class NullCrashingValidator(Tool):
@@ -65,7 +65,7 @@ def add(a: int, b: int) -> int:
         a: the first addend.
         b: the second addend.
     """
-    return a + b
+    return int(a) + int(b)  # int(): the schema's "integer" also allows 2.0
 
 
 def test_a_validator_that_crashes_on_null_is_found():
@@ -154,7 +154,7 @@ def tools_module(tmp_path, monkeypatch):
                     a: first.
                     b: second.
                 """
-                return a + b
+                return int(a) + int(b)
 
             def shout(text: str) -> str:
                 return text.upper() if text[0] else ""

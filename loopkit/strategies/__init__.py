@@ -10,12 +10,14 @@ from __future__ import annotations
 from ._arguments import RULES, Violation, arguments, violations
 from ._calls import CALL_KINDS, scripted_calls, tool_calls
 from ._chunkings import chunkings
+from ._edge_cases import EdgeCase, edge_cases
 from ._faults import FAULT_KINDS, PROTOCOLS, faults
 from ._schedules import Schedule, follow_up_schedules, steering_schedules
 from ._scripts import Session, scripts, sessions
 
 __all__ = [
     "CALL_KINDS",
+    "EdgeCase",
     "FAULT_KINDS",
     "PROTOCOLS",
     "RULES",
@@ -24,6 +26,7 @@ __all__ = [
     "Violation",
     "arguments",
     "chunkings",
+    "edge_cases",
     "faults",
     "follow_up_schedules",
     "scripted_calls",

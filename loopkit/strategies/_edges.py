@@ -31,16 +31,20 @@ def integer_edges(schema: Mapping[str, Any]) -> list[Any]:
     imin = None if lo is None else (math.floor(lo) + 1 if lo_ex else math.ceil(lo))
     imax = None if hi is None else (math.ceil(hi) - 1 if hi_ex else math.floor(hi))
     step = schema.get("multipleOf")
-    out: list[Any] = []
+    at: list[Any] = []
+    inside: list[Any] = []
     for bound, sign in ((imin, 1), (imax, -1)):
         if bound is None:
             continue
         if step is not None and float(step).is_integer() and step:
             d = int(step)
             first = -((-bound) // d) * d if sign == 1 else (bound // d) * d
-            out += [first, first + sign * d]
+            at.append(first)
+            inside.append(first + sign * d)
         else:
-            out += [bound, bound + sign]
+            at.append(bound)
+            inside.append(bound + sign)
+    out: list[Any] = [*at, *inside]
     out += [0, 1, -1, 2, 10, 100, 255, 256, 1000, *BIG_INTEGERS]
     if imin is not None:
         out.append(imin + 7)
