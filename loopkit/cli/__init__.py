@@ -18,11 +18,13 @@ from ..errors import LoopkitError
 COMMANDS: tuple[str, ...] = ("demo", "run", "conformance", "serve", "record", "cassette", "fuzz")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; ``only`` registers just that subcommand (so that running one
+    command does not import what the others need: start-up time counts for a CLI)."""
     parser = argparse.ArgumentParser(prog="loopkit", description="Test and simulate LLM tool-call loops, offline.")
     parser.add_argument("--version", action="version", version=f"loopkit {_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
+    for name in COMMANDS if only is None else (only,):
         importlib.import_module(f"{__name__}.{name}").add_parser(sub)
     return parser
 
@@ -36,8 +38,9 @@ def _version() -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     _import_from_cwd()
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words[0] if words and words[0] in COMMANDS else None)
+    args = parser.parse_args(words)
     try:
         return int(args.handler(args) or 0)
     except LoopkitError as exc:

@@ -191,7 +191,7 @@ class _Search:
                 pass  # fewer examples than asked: the report says how many ran
         for key in sorted(self.first, key=lambda k: (KINDS.index(k[0]), k[1]))[:MAX_FINDINGS]:
             example, message, text, exc = self.first[key]
-            if self.shrink:
+            if self.shrink and not example.note:  # an edge case is minimal already: the plain value, one change
                 example, message, text, exc = self.shrunk(key, valid, both, invalid, quiet) or (example, message, text, exc)
             self.report.findings.append(
                 Finding(
@@ -245,7 +245,8 @@ class _Search:
             return
         cases = edge_cases(self.tool.parameters, limit=budget)
         base = cases[0].value if cases else None
-        variants = list(_raw_variants(base, self.validator)) if isinstance(base, dict) else []
+        plain_text = {c.path for c in cases if c.what.startswith("text ")}  # strings without format or pattern
+        variants = list(_raw_variants(base, self.validator, plain_text)) if isinstance(base, dict) else []
         # the variants are few and telling: keep room for them
         cases = cases[: max(1, budget - len(variants))]
         sent = 0
@@ -287,7 +288,7 @@ class _Search:
             self.db.save(self.key, blob)
 
 
-def _raw_variants(base: dict[str, Any], validator: Any) -> Iterator[Example]:
+def _raw_variants(base: dict[str, Any], validator: Any, plain_text: set[tuple[Any, ...]]) -> Iterator[Example]:
     """The plain valid arguments as a model may really send them: a key twice in the raw text
     (JSON parsers keep the last), a lone surrogate escaped in a string, numbers as strings."""
     if base:
@@ -296,7 +297,7 @@ def _raw_variants(base: dict[str, Any], validator: Any) -> Iterator[Example]:
         raw = "{" + json.dumps(first) + ": " + json.dumps(_other(base[first])) + ", " + text[1:]
         yield Example(arguments=base, valid=True, raw=raw, note=f"duplicate key {first!r} in the raw text")
     for path, leaf in _leaves(base):
-        if isinstance(leaf, str):
+        if isinstance(leaf, str) and path in plain_text:
             for s in ("\ud83d", "x\ud800y"):
                 changed = _set(base, path, s)
                 if validator.is_valid(changed):

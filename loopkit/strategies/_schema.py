@@ -402,10 +402,15 @@ def _sometimes_float(pair: tuple[int, int]) -> int | float:
 
 
 def _format_strategies() -> dict[str, st.SearchStrategy[str]]:
+    import datetime
+
+    # built from integers rather than st.dates()/st.times(): several times cheaper per example
     label = st.from_regex(r"\A[a-z](?:[a-z0-9-]{0,10}[a-z0-9])?\Z")
     ipv4 = st.tuples(*[st.integers(0, 255)] * 4).map(lambda t: ".".join(map(str, t)))
-    date = st.dates().map(lambda d: d.isoformat())
-    time = st.times().map(lambda t: t.replace(microsecond=0).isoformat() + "Z")
+    first = datetime.date(2000, 1, 1).toordinal()
+    date = st.integers(1, datetime.date.max.toordinal()).map(lambda n: datetime.date.fromordinal(n).isoformat())
+    date = st.one_of(st.integers(first, first + 366 * 40).map(lambda n: datetime.date.fromordinal(n).isoformat()), date)
+    time = st.integers(0, 86399).map(lambda s: f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}Z")
     return {
         "date": date,
         "time": time,
