@@ -11,6 +11,7 @@ from ._arguments import RULES, Violation, arguments, violations
 from ._calls import CALL_KINDS, scripted_calls, tool_calls
 from ._chunkings import chunkings
 from ._edge_cases import EdgeCase, edge_cases
+from ._exercise import Exercised, ExerciseProvider
 from ._faults import FAULT_KINDS, PROTOCOLS, faults
 from ._schedules import Schedule, follow_up_schedules, steering_schedules
 from ._scripts import Session, scripts, sessions
@@ -18,6 +19,8 @@ from ._scripts import Session, scripts, sessions
 __all__ = [
     "CALL_KINDS",
     "EdgeCase",
+    "ExerciseProvider",
+    "Exercised",
     "FAULT_KINDS",
     "PROTOCOLS",
     "RULES",
