@@ -36,6 +36,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--no-shrink", action="store_true", help="report the first example of each finding as found")
     p.add_argument("--no-database", action="store_true", help="neither replay nor save findings in .hypothesis/")
+    p.add_argument(
+        "--exercise",
+        action="store_true",
+        help="instead of fuzzing, run the tools once through the loop with ExerciseProvider (one valid, then one "
+        "invalid call each) and print its summary",
+    )
     p.add_argument("--json", action="store_true", help="print machine-readable results")
     p.set_defaults(handler=run)
 
@@ -68,6 +74,8 @@ def run(args: argparse.Namespace) -> int:
 
     expect = allowed(args.allow)
     tools = load_toolset(args.target)
+    if args.exercise:
+        return exercise(args, [t for t, _ in tools])
     single = len(tools) == 1 and ":" in args.target
     options: dict[str, Any] = dict(examples=args.examples, seed=args.seed, shrink=not args.no_shrink, expect_errors=expect)
     if args.no_database:
@@ -97,6 +105,22 @@ def run(args: argparse.Namespace) -> int:
     if not single:
         out.print(render_summary(report))
     return 0 if report.ok else 1
+
+
+def exercise(args: argparse.Namespace, tools: list[Any]) -> int:
+    """One run of the loop with :class:`~loopkit.strategies.ExerciseProvider`; 1 when a valid
+    call failed or an invalid one was accepted."""
+    from ..runtime import TickClock, run
+    from ..strategies import ExerciseProvider
+
+    model = ExerciseProvider(seed=args.seed or 0)
+    result = run(model, "Call every tool.", tools=tools, clock=TickClock())
+    if args.json:
+        rows = [{"tool": r.tool, "arguments": r.arguments, "valid": r.valid, "rule": r.rule, "is_error": r.is_error, "text": r.text} for r in model.results]
+        print(json.dumps({"ok": not model.problems, "reason": result.reason, "calls": rows, "problems": model.problems}, indent=2, ensure_ascii=False, default=str))
+    else:
+        print(model.summary())
+    return 0 if not model.problems and result.reason == "stop" else 1
 
 
 def _fix_references(report: Any, tools: list[tuple[Any, str | None]]) -> None:

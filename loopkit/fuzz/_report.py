@@ -252,14 +252,13 @@ def raise_for_findings(*reports: Any) -> None:
     message = "\n\n".join(r.summary() for r in bad)
     findings = [f for r in bad for f in r.findings]
     error = FuzzFailure(message, findings)
-    raised = next((f.exception for f in findings if f.exception is not None and f.exception.__traceback__ is not None), None)
-    if raised is None:
-        raise error
-    error.__cause__ = None
-    error.__suppress_context__ = True
-    tb = _user_frames(raised.__traceback__)
-    error.add_note(f"the traceback below is that of {type(raised).__name__}: {raised}")
-    raise error.with_traceback(tb)
+    # the first exception raised inside the user's code (not, say, a TypeError from the call itself)
+    for f in findings:
+        tb = _user_frames(f.exception.__traceback__) if f.exception is not None else None
+        if tb is not None:
+            error.add_note(f"the traceback below is that of {type(f.exception).__name__}: {f.exception} (finding: {f.kind})")
+            raise error.with_traceback(tb) from None
+    raise error
 
 
 _LOOPKIT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
