@@ -180,6 +180,8 @@ def _first_generated(strategy: Any, seed: int, skip: int = 2) -> Any:
     try:
         return find(strategy, nth, settings=quiet, random=random.Random(seed))
     except (NoSuchExample, Unsatisfiable):
+        if skip:  # fewer distinct values than that (``{}`` for a tool without arguments): the simplest one
+            return _first_generated(strategy, seed, skip=0)
         return None
 
 
