@@ -44,7 +44,7 @@ class EdgeCase:
     near_miss: bool = False
 
 
-def edge_cases(schema: JSONSchema, *, limit: int | None = None) -> list[EdgeCase]:
+def edge_cases(schema: JSONSchema | Any, *, limit: int | None = None) -> list[EdgeCase]:
     """Argument sets that each differ from a plain valid one in one place, at an edge.
 
     Deterministic (no randomness). Every value validates against ``schema``; for a ``format``,
@@ -52,7 +52,7 @@ def edge_cases(schema: JSONSchema, *, limit: int | None = None) -> list[EdgeCase
     not enforce ``format``.
 
     Args:
-        schema: the JSON Schema.
+        schema: the JSON Schema, or a tool whose parameters to use.
         limit: at most this many (the first ones: each place's most telling edges come first).
 
     Example::
@@ -62,7 +62,9 @@ def edge_cases(schema: JSONSchema, *, limit: int | None = None) -> list[EdgeCase
     """
     if limit is not None and (not isinstance(limit, int) or limit < 0):
         raise UsageError(f"edge_cases(limit={limit!r}): give None or a number >= 0")
-    enum = _Enumerator(SchemaCompiler(schema))
+    from ._arguments import schema_of
+
+    enum = _Enumerator(SchemaCompiler(schema_of(schema)))
     return enum.cases(limit)
 
 
