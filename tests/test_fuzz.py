@@ -448,30 +448,46 @@ def calculate(expression: str) -> int:
 
 def test_the_console_script_fuzzes_a_module_of_the_current_directory(tmp_path):
     (tmp_path / "mytools.py").write_text(TOOLS_FILE)
-    one = _run_cli(["fuzz", "mytools:add", "--examples", "20", "--seed", "1", "--no-database"], tmp_path)
-    assert one.returncode == 0, one.stderr
-    assert "no findings" in one.stdout
-
     every = _run_cli(["fuzz", "mytools", "--examples", "20", "--seed", "1", "--no-database"], tmp_path)
     assert every.returncode == 1, every.stderr
     assert "summary" in every.stdout and "calculate" in every.stdout and "FAIL" in every.stdout
     assert "def test_calculate_valid_rejected_valueerror():" in every.stdout  # the test to paste
 
-    allowed = _run_cli(["fuzz", "mytools", "--examples", "20", "--seed", "1", "--no-database", "--allow", "ValueError:unsupported", "--json"], tmp_path)
-    assert allowed.returncode == 0, allowed.stdout + allowed.stderr
-    out = json.loads(allowed.stdout)
+
+@pytest.fixture
+def in_tools_dir(tmp_path, monkeypatch):
+    """The current directory holds mytools.py; main() puts it on sys.path, restored afterwards."""
+    import sys
+
+    (tmp_path / "mytools.py").write_text(TOOLS_FILE + "\nSPEC = {'name': 'x', 'parameters': {}}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delitem(sys.modules, "mytools", raising=False)
+    return tmp_path
+
+
+def test_cli_allow_and_one_tool(in_tools_dir, capsys):
+    from loopkit.cli import main
+
+    assert main(["fuzz", "mytools:add", "--examples", "20", "--seed", "1", "--no-database"]) == 0
+    assert "no findings" in capsys.readouterr().out
+    argv = ["fuzz", "mytools", "--examples", "20", "--seed", "1", "--no-database", "--allow", "ValueError:unsupported", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
     assert out["ok"] is True and [t["target"] for t in out["tools"]] == ["add", "calculate"]
     assert [t["expected_errors"] > 0 for t in out["tools"]] == [False, True]
 
 
-def test_the_console_script_exercises_a_toolset(tmp_path):
-    (tmp_path / "mytools.py").write_text(TOOLS_FILE)
-    done = _run_cli(["fuzz", "mytools", "--exercise", "--seed", "1", "--json"], tmp_path)
-    out = json.loads(done.stdout)
+def test_cli_exercises_a_toolset(in_tools_dir, capsys):
+    from loopkit.cli import main
+
+    code = main(["fuzz", "mytools", "--exercise", "--seed", "1", "--json"])
+    out = json.loads(capsys.readouterr().out)
     assert [(c["tool"], c["valid"]) for c in out["calls"]] == [("add", True), ("calculate", True), ("add", False), ("calculate", False)]
-    # calculate refuses the generated expression: a valid call that failed is a problem to report
-    assert done.returncode == (0 if out["ok"] else 1)
     assert all(c["is_error"] for c in out["calls"] if not c["valid"])
+    assert code == (0 if out["ok"] else 1)
+    assert main(["fuzz", "mytools:add", "--exercise"]) == 0
+    assert "0 problem(s)." in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
@@ -482,11 +498,8 @@ def test_the_console_script_exercises_a_toolset(tmp_path):
         (["fuzz", "mytools:SPEC"], "dict without 'execute'"),
     ],
 )
-def test_cli_usage_errors_exit_2(tmp_path, monkeypatch, capsys, argv, message):
+def test_cli_usage_errors_exit_2(in_tools_dir, capsys, argv, message):
     from loopkit.cli import main
 
-    (tmp_path / "mytools.py").write_text(TOOLS_FILE + "\nSPEC = {'name': 'x', 'parameters': {}}\n")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("sys.path", list(__import__("sys").path))  # main() adds the cwd; undo it afterwards
     assert main(argv) == 2
     assert message in capsys.readouterr().err

@@ -196,13 +196,17 @@ def _draw_valid(schema: Any, seed: int) -> Any:
 
 
 def _draw_invalid(schema: Any, seed: int) -> tuple[Any, str] | None:
-    from ._arguments import object_violations
+    from ._arguments import RULES, _violations, object_violations
 
     object_schema, _ = merge(schema, {"type": "object"})
     try:
-        strategy = object_violations(object_schema)
+        # a wrong value, a missing key, a bound crossed: what models get wrong, before an extra key
+        strategy = _violations(object_schema, frozenset(RULES) - {"additionalProperties"}, root_type=False, where="")
     except UsageError:
-        return None  # nothing to break while keeping an object
+        try:
+            strategy = object_violations(object_schema)
+        except UsageError:
+            return None  # nothing to break while keeping an object
     found = _first_generated(strategy, seed)
     return None if found is None else (found.value, found.rule)
 
