@@ -48,7 +48,8 @@ def reference_of(tool: Tool, given: Any) -> str | None:
             obj = getattr(obj, part)
     except (ImportError, AttributeError):
         return None
-    return f"{module}:{qualname}"
+    # a @tool function is the tool itself; Tool(execute=fn) or a subclass is not found under fn's name
+    return f"{module}:{qualname}" if obj is tool else None
 
 
 def load_toolset(target: Any) -> list[tuple[Tool, str | None]]:
