@@ -5,8 +5,8 @@ over many seeds."""
 from __future__ import annotations
 
 import pytest
-
 from fuzz_corpus import controls, planted
+
 from loopkit.fuzz import fuzz, fuzz_tools
 
 

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
     if args.exercise:
         return exercise(args, [t for t, _ in tools])
     single = len(tools) == 1 and ":" in args.target
-    options: dict[str, Any] = dict(examples=args.examples, seed=args.seed, shrink=not args.no_shrink, expect_errors=expect)
+    options: dict[str, Any] = {"examples": args.examples, "seed": args.seed, "shrink": not args.no_shrink, "expect_errors": expect}
     if args.no_database:
         options["database"] = None
     if args.json:
@@ -88,7 +88,13 @@ def run(args: argparse.Namespace) -> int:
         return 0 if report.ok else 1
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     err = Console(stderr=True)
     with Progress(TextColumn("[bold]fuzzing[/] {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as progress:

@@ -28,7 +28,15 @@ pytest test to paste.
 
 from __future__ import annotations
 
-from ._report import KINDS, Example, Finding, FuzzFailure, FuzzReport, ToolsetReport, raise_for_findings
+from ._report import (
+    KINDS,
+    Example,
+    Finding,
+    FuzzFailure,
+    FuzzReport,
+    ToolsetReport,
+    raise_for_findings,
+)
 from ._run import Expected
 from ._search import MAX_FINDINGS, fuzz, fuzz_tools
 from ._targets import load_target, load_toolset

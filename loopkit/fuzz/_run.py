@@ -74,7 +74,7 @@ class Observed(Tool):
 
     __slots__ = ("_inner", "calls")
 
-    def __init__(self, inner: Tool) -> None:  # noqa: D107 - built field by field: Tool is immutable
+    def __init__(self, inner: Tool) -> None:
         for name in ("name", "description", "parameters", "source", "is_async", "spec"):
             object.__setattr__(self, name, getattr(inner, name))
         object.__setattr__(self, "_unbound", False)

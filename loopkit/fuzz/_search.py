@@ -249,16 +249,13 @@ class _Search:
         variants = list(_raw_variants(base, self.validator, plain_text)) if isinstance(base, dict) else []
         # the variants are few and telling: keep room for them
         cases = cases[: max(1, budget - len(variants))]
-        sent = 0
-        for case in cases:
+        for i, case in enumerate(cases):
             if case.near_miss:
                 yield Example(arguments=case.value, valid=False, rule="format", path=case.path, detail=case.what, note=case.what)
             else:
                 yield Example(arguments=case.value, valid=True, path=case.path, note=case.what)
-            sent += 1
-            if sent == 1:
-                for v in variants[: budget - len(cases)]:
-                    yield v
+            if i == 0:  # right after the plain value they vary
+                yield from variants[: budget - len(cases)]
 
     # --- hypothesis's example database --------------------------------------------------------
 

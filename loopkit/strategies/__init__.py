@@ -18,12 +18,12 @@ from ._scripts import Session, scripts, sessions
 
 __all__ = [
     "CALL_KINDS",
-    "EdgeCase",
-    "ExerciseProvider",
-    "Exercised",
     "FAULT_KINDS",
     "PROTOCOLS",
     "RULES",
+    "EdgeCase",
+    "ExerciseProvider",
+    "Exercised",
     "Schedule",
     "Session",
     "Violation",

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import random
 from collections.abc import Collection
-from itertools import takewhile
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import Any
 
 from ..errors import UsageError

@@ -9,8 +9,6 @@ numbers sent as strings.
 from __future__ import annotations
 
 import datetime
-import ipaddress
-import math
 import uuid
 from typing import Any
 
@@ -125,7 +123,7 @@ def due_date(days: int) -> str:
 @tool(parameters={"type": "object", "properties": {"when": {"type": "string", "format": "date-time"}}, "required": ["when"]})
 def reminder(when: str) -> str:
     """Schedule a reminder."""
-    at = datetime.datetime.fromisoformat(when.replace("Z", "+00:00"))  # ValueError: leap second, lower-case z
+    at = datetime.datetime.fromisoformat(when.replace("Z", "+00:00"))  # noqa: FURB162 - the planted bug: leap second, lower-case z
     return at.isoformat()
 
 

@@ -9,12 +9,11 @@ import unicodedata
 import jsonschema
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
+from strategy_schemas import CATALOGUE
 
 from loopkit.strategies import arguments, edge_cases
 from loopkit.strategies._edge_cases import DEEP
 from loopkit.strategies._edges import FORMAT_EDGES, FORMAT_NEAR_MISSES, TRICKY_KEYS
-
-from strategy_schemas import CATALOGUE
 
 
 def draws(strategy, n: int = 600) -> list:
