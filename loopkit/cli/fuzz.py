@@ -1,12 +1,13 @@
-"""``loopkit fuzz TARGET``: generated valid and invalid arguments through the loop, tool by tool.
+"""loopkit fuzz TARGET: generated valid and invalid arguments through the loop, tool by tool.
 
-TARGET is ``module:function`` (a loopkit tool, a typed function, or a ``{"spec", "execute"}``
-dict), ``module:attribute`` naming a ToolRegistry or a list of tools, or a module, whose tools are
-all fuzzed. The current directory is on the import path. Findings (an exception that escaped,
+TARGET is module:function (a loopkit tool, a typed function, or a {"spec", "execute"} dict),
+module:attribute naming a ToolRegistry or a list of tools, or a module, whose tools are all
+fuzzed. The current directory is on the import path. Findings (an exception that escaped,
 invalid arguments that reached the function, valid ones that were rejected, error results with
-unhelpful text, a return value of the wrong type) are shrunk to minimal examples, each printed with
-a pytest test that reproduces it. Exit code 0 when nothing was found, 1 otherwise, 2 for a usage
-error.
+unhelpful text, a return value of the wrong type) are shrunk to minimal examples, each printed
+with a pytest test that reproduces it. With --exercise, the tools instead run once through the
+loop with ExerciseProvider: one valid, then one invalid call each. Exit code 0 when nothing was
+found, 1 otherwise, 2 for a usage error.
 """
 
 from __future__ import annotations
