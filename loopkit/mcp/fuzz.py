@@ -42,7 +42,9 @@ from .._validation import ArgumentValidator
 from ..errors import UsageError
 
 # Everything this module takes from the Python-tool fuzzer, in one place.
-from ..fuzz import MAX_FINDINGS, Example, Finding, FuzzReport, _clip, _unhelpful, _where
+from ..fuzz import MAX_FINDINGS, Example, Finding, FuzzReport
+from ..fuzz._run import _clip, _unhelpful
+from ..fuzz._run import where as _where
 from ._results import output_problem, result_text
 from ._server import MCPConnectError, MCPProtocolError, MCPServerClosed, MCPTimeout
 from ._session import MCPSession

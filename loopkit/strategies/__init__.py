@@ -10,6 +10,8 @@ from __future__ import annotations
 from ._arguments import RULES, Violation, arguments, violations
 from ._calls import CALL_KINDS, scripted_calls, tool_calls
 from ._chunkings import chunkings
+from ._edge_cases import EdgeCase, edge_cases
+from ._exercise import Exercised, ExerciseProvider
 from ._faults import FAULT_KINDS, PROTOCOLS, faults
 from ._schedules import Schedule, follow_up_schedules, steering_schedules
 from ._scripts import Session, scripts, sessions
@@ -19,11 +21,15 @@ __all__ = [
     "FAULT_KINDS",
     "PROTOCOLS",
     "RULES",
+    "EdgeCase",
+    "ExerciseProvider",
+    "Exercised",
     "Schedule",
     "Session",
     "Violation",
     "arguments",
     "chunkings",
+    "edge_cases",
     "faults",
     "follow_up_schedules",
     "scripted_calls",

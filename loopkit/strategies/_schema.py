@@ -17,6 +17,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from ..errors import UsageError
+from . import _edges as edges
 from . import _keywords as kw
 
 JSONSchema = Mapping[str, Any] | bool
@@ -32,7 +33,11 @@ _BUILT = frozenset(
      "minItems", "maxItems", "uniqueItems", "properties", "required", "additionalProperties",
      "patternProperties", "minProperties", "maxProperties", "anyOf", "oneOf", "allOf", "$ref"}
 )  # fmt: skip
-_EXTRA_KEYS = st.text(st.characters(codec="ascii", categories=("Ll", "Lu", "Nd", "Pc")), min_size=1, max_size=8)
+_EXTRA_KEYS = st.one_of(
+    st.text(st.characters(codec="ascii", categories=("Ll", "Lu", "Nd", "Pc")), min_size=1, max_size=8),
+    st.sampled_from(edges.TRICKY_KEYS),
+    st.text(max_size=8),
+)  # free-form keys: plain names, names that break handlers (unicode, empty, NUL), any text
 
 
 def any_json(max_leaves: int = 6) -> st.SearchStrategy[Any]:
@@ -262,7 +267,15 @@ class SchemaCompiler:
         # enum/const members must also pass the schema's other keywords; checked once, here
         return self.check(schema)(value)
 
-    def _integers(self, schema: Mapping[str, Any]) -> st.SearchStrategy[int]:
+    def _integers(self, schema: Mapping[str, Any]) -> st.SearchStrategy[int | float]:
+        """Integers in range, the range's edges first in line, and now and then the same integer
+        as a float (``6.0``), which JSON Schema (and so the loop) accepts for ``integer``."""
+        plain = self._plain_integers(schema)
+        found = edges.integer_edges(schema)
+        as_float = st.tuples(plain, st.integers(0, 15)).map(_sometimes_float)
+        return st.one_of(as_float, st.sampled_from(found)) if found else as_float
+
+    def _plain_integers(self, schema: Mapping[str, Any]) -> st.SearchStrategy[int]:
         lo, lo_ex, hi, hi_ex = kw.numeric_bounds(schema)
         imin = None if lo is None else (math.floor(lo) + 1 if lo_ex else math.ceil(lo))
         imax = None if hi is None else (math.ceil(hi) - 1 if hi_ex else math.floor(hi))
@@ -284,12 +297,14 @@ class SchemaCompiler:
         lo, lo_ex, hi, hi_ex = kw.numeric_bounds(schema)
         step = schema.get("multipleOf")
         ints = self._integers(schema)
+        found = edges.number_edges(schema)
+        edge = [st.sampled_from(found)] if found else []
         if step is not None:
             kmin = None if lo is None else math.floor(lo / step)
             kmax = None if hi is None else math.ceil(hi / step)
             floats = st.integers(min_value=kmin, max_value=kmax).map(lambda k: k * step)
             floats = floats.filter(lambda v: not kw.scalar_failures(schema, v))
-            return ints | floats
+            return st.one_of(ints, floats, *edge)
         floats = st.floats(
             min_value=None if lo is None else float(lo),
             max_value=None if hi is None else float(hi),
@@ -298,7 +313,7 @@ class SchemaCompiler:
             allow_nan=False,
             allow_infinity=False,
         )
-        return ints | floats
+        return st.one_of(ints, floats, *edge)
 
     def _strings(self, schema: Mapping[str, Any]) -> st.SearchStrategy[str]:
         lo = schema.get("minLength", 0)
@@ -311,8 +326,12 @@ class SchemaCompiler:
             return st.from_regex(regex).filter(lambda s: lo <= len(s) and (hi is None or len(s) <= hi))
         fmt = _FORMATS.get(schema.get("format", ""))
         if fmt is not None:
-            return fmt.filter(lambda s: lo <= len(s) and (hi is None or len(s) <= hi))
-        return st.text(min_size=lo, max_size=hi)
+            built = fmt.filter(lambda s: lo <= len(s) and (hi is None or len(s) <= hi))
+            found = edges.format_edges(schema["format"], schema)
+            return st.one_of(built, st.sampled_from(found)) if found else built
+        found = edges.text_edges(schema)
+        text = st.text(min_size=lo, max_size=hi)
+        return st.one_of(text, st.sampled_from(found)) if found else text
 
     def _arrays(self, schema: Mapping[str, Any]) -> st.SearchStrategy[list[Any]]:
         items = schema.get("items", True)
@@ -326,6 +345,8 @@ class SchemaCompiler:
         if not prefix:
             if rest is False:
                 return st.just([]) if lo == 0 else st.nothing()
+            if hi is None and isinstance(rest, Mapping) and "$ref" in rest:
+                hi = max(lo, 3)  # a recursive tree: a few children per node keeps examples small and fast
             return st.lists(rest_s, min_size=lo, max_size=hi, unique_by=kw.canonical if unique else None)
         heads = [self.strategy(p) for p in prefix]
         cap = hi if hi is not None else len(prefix) + 3
@@ -376,11 +397,23 @@ class SchemaCompiler:
         return built
 
 
+def _sometimes_float(pair: tuple[int, int]) -> int | float:
+    # one integer in eight arrives as an integer-valued float, as models send them; shrinks to the int
+    value, dice = pair
+    return float(value) if dice >= 14 and abs(value) <= 2**53 else value
+
+
 def _format_strategies() -> dict[str, st.SearchStrategy[str]]:
-    label = st.from_regex(r"\A[a-z](?:[a-z0-9-]{0,10}[a-z0-9])?\Z")
+    import datetime
+
+    # built from integers rather than st.dates()/st.times(): several times cheaper per example
+    lower = "abcdefghijklmnopqrstuvwxyz"
+    label = st.tuples(st.sampled_from(lower), st.text(lower + "0123456789", max_size=10)).map("".join)
     ipv4 = st.tuples(*[st.integers(0, 255)] * 4).map(lambda t: ".".join(map(str, t)))
-    date = st.dates().map(lambda d: d.isoformat())
-    time = st.times().map(lambda t: t.replace(microsecond=0).isoformat() + "Z")
+    first = datetime.date(2000, 1, 1).toordinal()
+    date = st.integers(1, datetime.date.max.toordinal()).map(lambda n: datetime.date.fromordinal(n).isoformat())
+    date = st.one_of(st.integers(first, first + 366 * 40).map(lambda n: datetime.date.fromordinal(n).isoformat()), date)
+    time = st.integers(0, 86399).map(lambda s: f"{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}Z")
     return {
         "date": date,
         "time": time,
