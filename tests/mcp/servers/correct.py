@@ -2,6 +2,7 @@
 
 Strict types, so that a value of the wrong type is rejected instead of converted (pydantic's
 default would turn ``true`` into ``1``), and bounds declared in the schema are the ones checked.
+An integer-valued float (``2.0``) is an integer to JSON Schema, so the integers take it.
 Run: ``python correct.py`` (stdio) or ``python correct.py --http PORT`` (streamable HTTP on
 127.0.0.1).
 """
@@ -12,25 +13,37 @@ import sys
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
-from pydantic import Field, StrictInt, StrictStr
+from pydantic import BeforeValidator, Field, StrictInt, StrictStr
+
+
+def _integral(value: object) -> object:
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+Integer = Annotated[StrictInt, BeforeValidator(_integral)]
+
+
+def bounded(low: int, high: int) -> object:
+    """An integer in [low, high], published as JSON Schema's minimum and maximum."""
+    return Annotated[StrictInt, Field(ge=low, le=high), BeforeValidator(_integral)]
 
 app = MCPServer("loopkit-correct")
 
 
 @app.tool()
-def add(a: StrictInt, b: StrictInt) -> int:
+def add(a: Integer, b: Integer) -> int:
     """Add two integers."""
     return a + b
 
 
 @app.tool()
-def repeat(text: Annotated[StrictStr, Field(max_length=20)], times: Annotated[StrictInt, Field(ge=1, le=3)] = 1) -> str:
+def repeat(text: Annotated[StrictStr, Field(max_length=20)], times: bounded(1, 3) = 1) -> str:
     """Repeat a short text one to three times."""
     return text * times
 
 
 @app.tool()
-def paint(color: Literal["red", "green", "blue"], shade: Annotated[StrictInt, Field(ge=0, le=100)]) -> dict[str, str | int]:
+def paint(color: Literal["red", "green", "blue"], shade: bounded(0, 100)) -> dict[str, str | int]:
     """Describe a colour at a shade."""
     return {"color": color, "shade": shade}
 
