@@ -1,0 +1,149 @@
+"""What a probe sees of one case: the simulator's exchanges (request, time, turn) and the run."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from simulators import SimRequest, SimResponse, Simulator, create, simulator_class
+
+from ..conformance._wire import WIRES, Wire
+from ..script import Script
+from ._subjects import AgentRun
+
+
+@dataclass(slots=True, kw_only=True)
+class Exchange:
+    """One request the agent sent: when, which script turn answered it (None: none did), status."""
+
+    request: SimRequest
+    at: float
+    turn: int | None
+    status: int
+
+    @property
+    def number(self) -> int:
+        return self.request.number
+
+    @property
+    def body(self) -> Any:
+        return self.request.json
+
+
+@dataclass(slots=True, kw_only=True)
+class Plan:
+    """A case's script and what the checks expect of it.
+
+    Args:
+        script: what the model answers, turn by turn.
+        final_text: what the agent must return (None: no answer is expected).
+        bad_calls: ids (or, on Gemini, names) of calls that must get an error result.
+        recovered_text: the answer of the turn after a fault (a retry's answer).
+        limit: for a never-ending model, the number of turns scripted.
+        signature: the reasoning signature that must come back.
+        retry_after: seconds the rate-limit answer asked the agent to wait.
+    """
+
+    script: Script
+    final_text: str | None = None
+    bad_calls: frozenset[str] = frozenset()
+    recovered_text: str | None = None
+    limit: int | None = None
+    signature: str | None = None
+    retry_after: float | None = None
+    refusal_text: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True, kw_only=True)
+class Observed:
+    """A finished case: the plan, every exchange, and what the agent returned."""
+
+    protocol: str
+    plan: Plan
+    exchanges: list[Exchange]
+    run: AgentRun
+    max_calls: int | None = None
+
+    @property
+    def wire(self) -> Wire:
+        return WIRES[self.protocol]
+
+    @property
+    def posts(self) -> list[Exchange]:
+        """The model calls (every POST the agent made)."""
+        return [e for e in self.exchanges if e.request.method == "POST"]
+
+    def consumed(self, turn: int) -> Exchange | None:
+        for e in self.exchanges:
+            if e.turn == turn:
+                return e
+        return None
+
+    def after(self, exchange: Exchange) -> Exchange | None:
+        """The first model call after ``exchange``."""
+        for e in self.posts:
+            if e.number > exchange.number:
+                return e
+        return None
+
+    @property
+    def overruns(self) -> list[Exchange]:
+        """Model calls that found the script exhausted."""
+        used = max((e.turn for e in self.exchanges if e.turn is not None), default=-1)
+        return [e for e in self.posts if e.turn is None and e.status == 500 and used == len(self.plan.script) - 1]
+
+
+class Switchboard:
+    """The one simulator a probe serves, re-scripted for each case.
+
+    It stands in for a :class:`~simulators.Simulator` behind one
+    :func:`~simulators.serve` server, so a probe binds one port and starts one thread however
+    many cases it runs, and it logs when each request came and which turn answered it.
+    """
+
+    def __init__(self, protocol: str, clock: Any = time.monotonic) -> None:
+        cls = simulator_class(protocol)
+        self.protocol = protocol
+        self.base_path = cls.base_path
+        self._clock = clock
+        self._lock = threading.Lock()
+        self.current: Simulator = create(protocol, [])
+        self.exchanges: list[Exchange] = []
+
+    def load(self, script: Script, **options: Any) -> Simulator:
+        """Answer from ``script`` from now on, with a fresh request log."""
+        with self._lock:
+            self.current = create(self.protocol, script, **options)
+            self.exchanges = []
+            return self.current
+
+    @property
+    def requests(self) -> list[SimRequest]:
+        return self.current.requests
+
+    def handle(self, request: SimRequest) -> SimResponse:
+        with self._lock:
+            sim, log = self.current, self.exchanges
+        at = self._clock()
+        before = sim.used
+        resp = sim.handle(request)
+        turn = before if sim.used > before else None
+        log.append(Exchange(request=request, at=at, turn=turn, status=resp.status))
+        return resp
+
+    def streams(self, request: SimRequest) -> bool:
+        """Whether ``request`` asked for a stream."""
+        sim = self.current
+        route = sim.route(request)
+        return route is not None and bool(sim.wants_stream(request, route))
+
+    def assert_complete(self) -> None:
+        self.current.assert_complete()
+
+
+def json_body(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
