@@ -18,7 +18,7 @@ from ._observe import Plan
 UNKNOWN_TOOL = "loopkit_probe_no_such_tool"
 FINAL = "All done: the probe's final answer."
 LONG_UNICODE = "".join(
-    f"{i}: Grüße, こんにちは, Привет, مرحبا, 🦀🚀 — naïve café ½ ∑ ≠ ∞. " for i in range(1, 41)
+    f"{i}: Grüße, こんにちは, Привет, مرحبا, 🦀🚀 — naïve café ½ ∑ ≠ ∞. " for i in range(1, 13)
 )  # fmt: skip
 PARTIAL = "The answer is forty-two, because the probe says so and the stream will break off right about here."
 RECOVERED = "Recovered: the full answer after a retry."

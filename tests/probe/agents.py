@@ -102,8 +102,8 @@ class AnthropicLoop:
                     raise
                 calls -= 1
                 continue
-            except anthropic.APIError:
-                if d == "partial_success":
+            except Exception:
+                if d == "partial_success":  # whatever broke the stream, keep what arrived
                     return "".join(deltas)
                 raise
             if final.stop_reason == "refusal":
