@@ -50,7 +50,7 @@ def test_failure_carries_the_request_and_a_diff():
     assert failure.request == 2 and failure.body["messages"][-1]["role"] == "tool"
     assert failure.expected == ["call_probe001", "call_probe002", "call_probe003"]
     assert failure.actual == ["call_probe001", "call_probe001", "call_probe001"]
-    assert '-  "call_probe002",' in failure.diff and "+  \"call_probe001\"," in failure.diff
+    assert failure.diff.splitlines()[3:] == [" [", '  "call_probe001",', '- "call_probe002",', '- "call_probe003"', '+ "call_probe001",', '+ "call_probe001"', " ]"]
 
 
 def test_a_hung_agent_is_reported_with_the_time_limit():
