@@ -105,10 +105,12 @@ class CaseResult:
     def explain(self) -> str:
         """A plain-text account of a failure (what, where, the diff)."""
         lines = [f"probe case {self.case!r} failed ({self.description}):"]
+        shown: set[int] = set()
         for f in self.failures:
             lines.append(f"- {f.message}")
             lines.append(f"  rule: {f.rule} ({f.rule.link})")
-            if f.request is not None:
+            if f.request is not None and f.request not in shown:
+                shown.add(f.request)
                 lines.append(f"  request #{f.request}: {json.dumps(f.body, ensure_ascii=False)[:2000]}")
             if f.diff:
                 lines.extend("  " + line for line in f.diff.splitlines())

@@ -29,7 +29,7 @@ class Probe:
         protocol: the wire protocol the agent speaks.
         tools: the declared tools the probe's model may call (they run for real): names, or
             ``"all"``. None of them by default: cases that need one are not applicable.
-        cases: the case names to run (default: every built-in case).
+        cases: the built-in case names to run (default: all of them).
         extra_cases: cases of your own (see :func:`scripted_case`).
         timeout: the wall-clock limit of one case, in seconds.
         limit: how many model calls a never-ending model allows before the probe gives up.
@@ -69,6 +69,8 @@ class Probe:
         self.retry_after = retry_after
         self.drawer = ArgumentDrawer(seed)
         every = {c.name: c for c in CASES}
+        extra_cases = list(extra_cases)
+        cases = None if cases is None else list(cases)
         for c in extra_cases:
             if c.name in every:
                 raise UsageError(f"probe: a case named {c.name!r} already exists; give yours another name")
@@ -77,7 +79,8 @@ class Probe:
             unknown = set(c.checks) - set(CHECKS)
             if unknown:
                 raise UsageError(f"probe case {c.name!r}: unknown check(s) {sorted(unknown)}; choose from {', '.join(CHECKS)}")
-        names = list(every) if cases is None else list(cases)
+        # your own cases always run; ``cases`` picks among the built-in ones
+        names = list(every) if cases is None else list(cases) + [c.name for c in extra_cases if c.name not in cases]
         missing = [n for n in names if n not in every]
         if missing:
             raise UsageError(f"probe: unknown case(s) {missing}; choose from {', '.join(every)}")

@@ -183,3 +183,13 @@ def slow_agent(seconds: float):
         return "late"
 
     return agent
+
+
+def echo_agent(base_url: str, prompt: str) -> str:
+    """A tool-less agent over raw httpx (Anthropic): one call, its text."""
+    import httpx
+
+    r = httpx.post(f"{base_url}/v1/messages", json={"model": "m", "max_tokens": 64, "messages": [{"role": "user", "content": prompt}]},
+                   headers={"x-api-key": "k", "anthropic-version": "2023-06-01"})  # fmt: skip
+    r.raise_for_status()
+    return "".join(b["text"] for b in r.json()["content"] if b["type"] == "text")
