@@ -86,11 +86,11 @@ def openai_agents_agent(protocol: str) -> Callable[[str, str], str]:
     tools = [function_tool(add), function_tool(get_weather)]
 
     async def agent(base_url: str, prompt: str) -> str:
-        client = AsyncOpenAI(base_url=base_url, api_key=KEY)
-        cls = OpenAIChatCompletionsModel if protocol == "openai_chat" else OpenAIResponsesModel
-        a = Agent(name="probe", instructions="Use the tools.", tools=tools, model=cls(model=MODELS[protocol], openai_client=client))
-        result = await Runner.run(a, prompt)
-        return str(result.final_output)
+        async with AsyncOpenAI(base_url=base_url, api_key=KEY) as client:  # closed on this run's event loop
+            cls = OpenAIChatCompletionsModel if protocol == "openai_chat" else OpenAIResponsesModel
+            a = Agent(name="probe", instructions="Use the tools.", tools=tools, model=cls(model=MODELS[protocol], openai_client=client))
+            result = await Runner.run(a, prompt)
+            return str(result.final_output)
 
     return agent
 
@@ -172,6 +172,8 @@ def render(reports: list[dict]) -> str:
         "`tools=\"all\"` on every protocol the framework supports with the `frameworks` extra.",
         "See [the probe](probe.md) for what each case does and checks.",
         "",
+        "<!-- table-start -->",
+        "",
         "| case | " + " | ".join(f"{r['framework']} {r['version']}<br>`{r['protocol']}`" for r in reports) + " |",
         "|---|" + "---|" * len(reports),
     ]
@@ -181,7 +183,7 @@ def render(reports: list[dict]) -> str:
             res = next((x for x in r["results"] if x["case"] == case), None)
             row.append("" if res is None else MARK[res["status"]])
         lines.append(f"| `{case}` | " + " | ".join(row) + " |")
-    lines += ["", "## Findings", ""]
+    lines += ["", "<!-- table-end -->", "", "## Findings", ""]
     found = False
     for r in reports:
         for res in r["results"]:
@@ -210,11 +212,19 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())[:300]
 
 
-def _trim(body: object) -> object:
-    """The request body without the tool declarations (the same in every request)."""
-    if isinstance(body, dict):
-        return {k: ("<declared tools>" if k == "tools" else v) for k, v in body.items()}
-    return body
+def _trim(body: object, keep: int = 4) -> object:
+    """The request body without the tool declarations (the same in every request), and only the
+    last ``keep`` entries of a long history."""
+    if not isinstance(body, dict):
+        return body
+    out = {}
+    for k, v in body.items():
+        if k in ("tools", "toolConfig"):
+            v = "<the declared tools>"
+        elif k in ("messages", "input", "contents") and isinstance(v, list) and len(v) > keep:
+            v = [f"<{len(v) - keep} earlier entries>", *v[-keep:]]
+        out[k] = v
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
