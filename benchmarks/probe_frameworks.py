@@ -146,12 +146,20 @@ SUBJECTS: dict[str, tuple[str, Callable[[str], Callable[[str, str], str]], tuple
 MARK = {"pass": "pass", "fail": "**FAIL**", "not-applicable": "n/a"}
 
 
-def probe_all(subjects: list[str] | None = None, log: Callable[[str], None] = lambda s: None) -> list[dict]:
-    """Every subject on every protocol it supports: the JSON reports."""
+def columns() -> list[tuple[str, str]]:
+    """(framework, protocol) of every column of the table."""
+    return [(name, protocol) for name, (_, _, protocols) in SUBJECTS.items() for protocol in protocols]
+
+
+def probe_all(subjects: list[str] | None = None, log: Callable[[str], None] = lambda s: None, *, protocol: str | None = None) -> list[dict]:
+    """Every subject on every protocol it supports (or only ``protocol``): the JSON reports."""
     reports = []
+    only = protocol
     for name in subjects or list(SUBJECTS):
         package, factory, protocols = SUBJECTS[name]
         for protocol in protocols:
+            if only is not None and protocol != only:
+                continue
             log(f"probing {name} on {protocol} ...")
             report = Probe(factory(protocol), protocol, tools="all", timeout=30, name=f"{name} ({protocol})").run()
             data = report.to_json()

@@ -12,6 +12,9 @@ import threading
 import time
 from typing import Any
 
+import anthropic  # imported here, at collection: inside a probe case it would count against the case's time limit
+import openai
+
 import loopkit
 from loopkit.providers import adapter_class
 
@@ -79,8 +82,6 @@ class AnthropicLoop:
         self.__qualname__ = f"anthropic SDK loop{f' ({defect})' if defect else ''}"
 
     def __call__(self, base_url: str, prompt: str) -> str:
-        import anthropic
-
         d = self.defect
         client = anthropic.Anthropic(base_url=base_url, api_key="probe", max_retries=0 if d in ("no_retry", "eager_retry") else 2)
         tools = [{"name": t.name, "description": t.description, "input_schema": t.parameters} for t in TOOLS]
@@ -144,8 +145,6 @@ class OpenAIChatLoop:
         self.__qualname__ = f"openai SDK loop{f' ({defect})' if defect else ''}"
 
     def __call__(self, base_url: str, prompt: str) -> str:
-        import openai
-
         client = openai.OpenAI(base_url=base_url, api_key="probe")
         tools = [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}} for t in TOOLS]
         messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]

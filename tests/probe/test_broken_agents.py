@@ -30,7 +30,7 @@ BROKEN = [
 
 @pytest.mark.parametrize(("agent", "protocol", "case", "check", "phrase"), BROKEN, ids=[f"{a.defect}-{c}" for a, _, c, _, _ in BROKEN])
 def test_broken_agent_fails_the_case(agent, protocol, case, check, phrase):
-    report = Probe(agent, protocol, tools="all", cases=[case], limit=6, timeout=20).run()
+    report = Probe(agent, protocol, tools="all", cases=[case], limit=6, timeout=60).run()
     assert report.result("text_answer").status == ("fail" if agent.defect in ("extra_call", "first_delta_only") else "pass")
     result = report.result(case)
     assert result.status == "fail", result
