@@ -94,3 +94,16 @@ def test_a_script_of_your_own_is_a_case(tmp_path, capsys):
 def test_usage_errors_exit_2(argv, message, capsys):
     assert main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+SDK_DEFAULTS = str(Path(__file__).parent / "subjects" / "sdk_defaults.py")
+
+
+@pytest.mark.parametrize("protocol", ["openai_chat", "openai_responses", "anthropic", "gemini", "bedrock"])
+def test_each_official_sdk_finds_the_simulator_with_no_configuration(protocol, capsys):
+    """OpenAI(), Anthropic(), genai.Client() and boto3.client("bedrock-runtime") read the
+    variables the probe sets: no base URL, key or region in the program."""
+    code = main(["probe", "--protocol", protocol, "--json", "--case", "text_answer", "--", sys.executable, SDK_DEFAULTS, protocol])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0, out["results"][0]
+    assert out["results"][0]["output"] == "All done: the probe's final answer."
