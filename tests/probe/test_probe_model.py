@@ -86,3 +86,22 @@ def test_report_renders_and_serialises():
 def test_heading_anchors_match_the_docs_site():
     assert heading_anchor("1.4 The cap on model calls is `max(1, max_iterations)`") == "14-the-cap-on-model-calls-is-max1-max_iterations"
     assert heading_anchor("5. `Runtime.exec`") == "5-runtimeexec"
+
+
+def test_an_async_agent_is_awaited():
+    import httpx
+
+    async def async_agent(base_url: str, prompt: str) -> str:
+        async with httpx.AsyncClient() as client:
+            provider = adapter_class("anthropic")(model="m", api_key="k", base_url=base_url, async_client=client)
+            result = await loopkit.arun(provider, prompt, tools=[add], max_iterations=5)
+            return result.text
+
+    report = Probe(async_agent, "anthropic", tools=["add"], cases=["valid_call"]).run()
+    assert [r.status for r in report.results] == ["pass", "pass"], [r.explain() for r in report.results]
+
+
+def test_an_agent_that_returns_no_text_fails_with_the_reason():
+    report = Probe(lambda base_url, prompt: None, "anthropic", cases=[]).run()
+    result = report.result("text_answer")
+    assert result.status == "fail" and result.agent_error == "the agent returned NoneType, not the answer's text (str)"
