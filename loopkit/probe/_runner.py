@@ -164,6 +164,10 @@ class Probe:
         prompt = f"loopkit probe case {case.name}: {case.description}."
         run = self.subject.run(protocol=self.protocol, url=server.url, base_url=server.base_url, prompt=prompt, timeout=self.timeout)
         obs = Observed(protocol=self.protocol, plan=plan, exchanges=list(board.exchanges), run=run, max_calls=self.max_calls)
+        if run.timed_out:
+            # a hung callable lives on in its thread: give the next case a new port, so nothing it
+            # sends later lands in another case's log
+            self.close()
         if ctx is None:
             self._learn(board, obs)
         failures = []

@@ -62,3 +62,33 @@ def test_a_hung_agent_is_reported_with_the_time_limit():
     assert result.status == "fail"
     assert result.failures[0].check == "finishes_in_time"
     assert result.failures[0].message == "the agent hung: the agent did not return within 1.5 s; its last model call was request #1"
+
+
+def test_a_hung_agent_does_not_leak_into_the_next_case():
+    """After a timeout the simulator moves to a new port: the stale agent's late requests reach
+    nothing, and the next case sees only its own."""
+    from .agents import echo_agent
+
+    gate = __import__("threading").Event()
+    calls = []
+
+    def agent(base_url: str, prompt: str) -> str:
+        calls.append(base_url)
+        answer = echo_agent(base_url, prompt)
+        if len(calls) == 2:  # the second run hangs, then wakes up after the probe moved on
+            gate.wait(30)
+            echo_agent(base_url, "a late request")  # refused: nothing listens there any more
+        return answer
+
+    probe = Probe(agent, "anthropic", cases=["long_unicode"], timeout=1)
+    try:
+        assert probe.run_case("text_answer").status == "pass"
+        first = probe.run_case("long_unicode")
+        gate.set()
+        probe._discovery = None  # run text_answer again: the case after the hang
+        second = probe.run_case("text_answer")
+    finally:
+        probe.close()
+    assert first.failures[0].check == "finishes_in_time"
+    assert calls[1] != calls[2]  # a new simulator address after the hang
+    assert second.status == "pass" and second.model_calls == 1
