@@ -108,16 +108,30 @@ class Switchboard:
     def __init__(self, protocol: str, clock: Any = time.monotonic) -> None:
         cls = simulator_class(protocol)
         self.protocol = protocol
-        self.base_path = cls.base_path
+        self.base_path = ""  # each case has its own prefix; see prefix()
+        self.sdk_path = cls.base_path
         self._clock = clock
         self._lock = threading.Lock()
         self.current: Simulator = create(protocol, [])
+        self.case = 0
         self.exchanges: list[Exchange] = []
+        self.strays: list[tuple[int, SimRequest]] = []
+        """(case number, request) of requests that arrived after their case ended."""
+
+    def prefix(self) -> str:
+        """The path every request of the current case starts with (``/case-3``)."""
+        return f"/case-{self.case}"
 
     def load(self, script: Script, **options: Any) -> Simulator:
-        """Answer from ``script`` from now on, with a fresh request log."""
+        """Answer from ``script`` from now on, under a new path prefix, with a fresh log.
+
+        An agent that leaves work running after its run returned (a retry in a background
+        thread) sends it to the old prefix: it is refused and kept in :attr:`strays`, never
+        mistaken for a request of the new case.
+        """
         with self._lock:
             self.current = create(self.protocol, script, **options)
+            self.case += 1
             self.exchanges = []
             return self.current
 
@@ -127,15 +141,21 @@ class Switchboard:
 
     def handle(self, request: SimRequest) -> SimResponse:
         with self._lock:
-            sim, log = self.current, self.exchanges
+            sim, log, case = self.current, self.exchanges, self.case
         at = self._clock()
+        head, _, rest = request.path.lstrip("/").partition("/")
+        number = head.removeprefix("case-")
+        if not head.startswith("case-") or not number.isdigit() or int(number) != case:
+            self.strays.append((int(number) if number.isdigit() else 0, request))
+            return sim.error_response(410, f"loopkit probe: {request.path} belongs to no running case (the current one is {self.prefix()})")
+        request.path = "/" + rest
         before = sim.used
         resp = sim.handle(request)
         turn = before if sim.used > before else None
         log.append(Exchange(request=request, at=at, turn=turn, status=resp.status))
         return resp
 
-    def streams(self, request: SimRequest) -> bool:
+    def streams(self, request: SimRequest) -> bool:  # ``request.path`` is already without its prefix
         """Whether ``request`` asked for a stream."""
         sim = self.current
         route = sim.route(request)

@@ -162,12 +162,9 @@ class Probe:
             return CaseResult(case=case.name, description=case.description, status="not-applicable", reason=plan.reason)
         board.load(plan.script)
         prompt = f"loopkit probe case {case.name}: {case.description}."
-        run = self.subject.run(protocol=self.protocol, url=server.url, base_url=server.base_url, prompt=prompt, timeout=self.timeout)
+        url = server.url + board.prefix()
+        run = self.subject.run(protocol=self.protocol, url=url, base_url=url + board.sdk_path, prompt=prompt, timeout=self.timeout)
         obs = Observed(protocol=self.protocol, plan=plan, exchanges=list(board.exchanges), run=run, max_calls=self.max_calls)
-        if run.timed_out:
-            # a hung callable lives on in its thread: give the next case a new port, so nothing it
-            # sends later lands in another case's log
-            self.close()
         if ctx is None:
             self._learn(board, obs)
         failures = []
@@ -182,6 +179,8 @@ class Probe:
             reason = f"stopped after {calls} model call(s)"
         else:
             reason = f"{calls} model call(s)"
+        if not failures and plan.extra.get("note"):
+            reason += f"; the call: {plan.extra['note']}"
         return CaseResult(
             case=case.name, description=case.description, status=status, reason=reason, failures=failures,
             checks=checks, rules=tuple(dict.fromkeys(RULES[c] for c in checks)), model_calls=calls,
