@@ -67,6 +67,8 @@ def test_a_hung_agent_is_reported_with_the_time_limit():
 def test_a_hung_agent_does_not_leak_into_the_next_case():
     """Each case has its own URL prefix: the stale agent's late request is refused and kept
     aside, and the next case sees only its own."""
+    import time
+
     from .agents import echo_agent
 
     gate = __import__("threading").Event()
@@ -74,11 +76,17 @@ def test_a_hung_agent_does_not_leak_into_the_next_case():
 
     def agent(base_url: str, prompt: str) -> str:
         calls.append(base_url)
+        if len(calls) == 3:  # the next case: wake the stale run and let its late request land now
+            gate.set()
+            for _ in range(500):
+                if late:
+                    break
+                time.sleep(0.01)
         answer = echo_agent(base_url, prompt)
-        if len(calls) == 2:  # the second run hangs, then wakes up after the probe moved on
+        if len(calls) == 2:  # the second run hangs, then sends one more request
             gate.wait(30)
             try:
-                echo_agent(base_url, "a late request")  # refused: its case is over
+                echo_agent(base_url, "a late request")
             except Exception as exc:
                 late.append(str(exc))
         return answer
@@ -87,11 +95,6 @@ def test_a_hung_agent_does_not_leak_into_the_next_case():
     try:
         assert probe.run_case("text_answer").status == "pass"
         first = probe.run_case("long_unicode")
-        gate.set()
-        for _ in range(500):  # the stale agent's late request, refused while the server still runs
-            if late:
-                break
-            __import__("time").sleep(0.01)
         probe._discovery = None  # run text_answer again: the case after the hang
         second = probe.run_case("text_answer")
     finally:
