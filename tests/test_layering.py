@@ -45,10 +45,12 @@ LAYERS: dict[str, int] = {
     "loopkit.fuzz": 3,
     "loopkit.snapshot": 3,
     "loopkit.mcp.fuzz": 3,
+    "loopkit.probe": 3,
     "loopkit.report": 4,
     "loopkit.cli": 4,
     "loopkit.pytest_plugin": 4,
     "loopkit.pytest_cassettes": 4,
+    "loopkit.pytest_probe": 4,
     "loopkit.__main__": 4,
     "loopkit": 4,  # the package's __init__ re-exports the public names
 }

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from ..errors import LoopkitError
 
-COMMANDS: tuple[str, ...] = ("demo", "run", "conformance", "serve", "record", "cassette", "fuzz")
+COMMANDS: tuple[str, ...] = ("demo", "run", "conformance", "serve", "record", "cassette", "fuzz", "probe")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
