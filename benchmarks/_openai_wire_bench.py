@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import simulators  # noqa: E402
+from loopkit import simulators  # noqa: E402
 from loopkit.script import Turn, call  # noqa: E402
 
 

@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import httpx  # noqa: E402
 
 import loopkit  # noqa: E402
-import simulators  # noqa: E402
+from loopkit import simulators  # noqa: E402
 from loopkit.probe import Probe  # noqa: E402
 from loopkit.probe._cases import FINAL  # noqa: E402
 from loopkit.providers import adapter_class  # noqa: E402

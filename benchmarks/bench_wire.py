@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import loopkit  # noqa: E402
-import simulators  # noqa: E402
+from loopkit import simulators  # noqa: E402
 from loopkit.fakes import ScriptedProvider  # noqa: E402
 from loopkit.providers import ADAPTERS, adapter_class  # noqa: E402
 from loopkit.script import Turn, call  # noqa: E402

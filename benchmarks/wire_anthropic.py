@@ -14,11 +14,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import simulators  # noqa: E402
+from loopkit import simulators  # noqa: E402
 from loopkit.accumulate import accumulate  # noqa: E402
 from loopkit.providers.anthropic import MessagesStreamDecoder  # noqa: E402
 from loopkit.script import Turn, call  # noqa: E402
-from simulators import SimRequest  # noqa: E402
+from loopkit.simulators import SimRequest  # noqa: E402
 
 
 def _best(fn, reps: int) -> float:

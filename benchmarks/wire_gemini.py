@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import simulators
+from loopkit import simulators
 from loopkit.accumulate import accumulate
 from loopkit.providers.gemini import GeminiStreamDecoder
 from loopkit.script import Turn, call

@@ -15,7 +15,7 @@ import boto3
 from botocore.config import Config
 
 import loopkit
-import simulators
+from loopkit import simulators
 from loopkit.recording import Cassette, CassetteTransport, Interaction, RecordingProvider, Scrubber
 from loopkit.recording._vcr import make_vcr
 from loopkit.script import Turn, call

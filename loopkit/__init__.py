@@ -3,8 +3,7 @@
 The loop engine (:func:`run`, :func:`arun`, :class:`Runtime`), the message and event vocabulary,
 scripted fakes (:mod:`loopkit.fakes`) and scripts (:mod:`loopkit.script`), the retry policy and
 every error class. Wire adapters live in :mod:`loopkit.providers` (with
-:func:`loopkit.providers.decode` for recorded bodies), simulators in the top-level ``simulators``
-package.
+:func:`loopkit.providers.decode` for recorded bodies), simulators in :mod:`loopkit.simulators`.
 """
 
 from __future__ import annotations

@@ -102,7 +102,7 @@ class Simulators:
         self.sleeps: list[float] = []
 
     def __call__(self, protocol: str, turns: Any, **options: Any) -> Any:
-        import simulators
+        import loopkit.simulators as simulators
 
         options.setdefault("sleep", self.sleeps.append)
         sim = simulators.serve(protocol, turns, **options).start()

@@ -1,4 +1,4 @@
-"""Wire-faithful fake servers for OpenAI (Chat and Responses), Anthropic, Gemini and Bedrock.
+"""Wire-faithful fake servers (``loopkit.simulators``) for OpenAI (Chat and Responses), Anthropic, Gemini and Bedrock.
 
 Each simulator answers from a :class:`loopkit.script.Script` in its provider's exact wire format.
 Run one in process as an httpx transport (:func:`transport`) or as a real HTTP server on
@@ -35,6 +35,12 @@ paused turn are a ``stop``.
 
 from __future__ import annotations
 
+if __name__ != "loopkit.simulators":  # pragma: no cover - a wrong import path, caught at once
+    raise ImportError(
+        f"the simulators are installed as loopkit.simulators (imported here as {__name__!r}): "
+        "write `from loopkit import simulators`, so that one copy of their classes is loaded"
+    )
+
 import importlib
 import time
 from collections.abc import Callable
@@ -47,11 +53,11 @@ from ._core import SimRequest, SimResponse, Simulator
 from ._serve import ServedSimulator, SimulatorTransport
 
 PROTOCOLS: dict[str, str] = {
-    "openai_chat": "simulators.openai_chat:OpenAIChatSimulator",
-    "openai_responses": "simulators.openai_responses:OpenAIResponsesSimulator",
-    "anthropic": "simulators.anthropic:AnthropicSimulator",
-    "gemini": "simulators.gemini:GeminiSimulator",
-    "bedrock": "simulators.bedrock:BedrockSimulator",
+    "openai_chat": "loopkit.simulators.openai_chat:OpenAIChatSimulator",
+    "openai_responses": "loopkit.simulators.openai_responses:OpenAIResponsesSimulator",
+    "anthropic": "loopkit.simulators.anthropic:AnthropicSimulator",
+    "gemini": "loopkit.simulators.gemini:GeminiSimulator",
+    "bedrock": "loopkit.simulators.bedrock:BedrockSimulator",
 }
 
 

@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 import loopkit
-import simulators
+from loopkit import simulators
 from loopkit.errors import (
     HarnessError,
     IncompleteScript,

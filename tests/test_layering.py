@@ -1,7 +1,7 @@
-"""DESIGN.md §1's import rules, checked by walking every module's imports with ``ast``.
+"""The import rules of docs/architecture.md, checked by walking every module's imports with ``ast``.
 
 A module imports only from its own layer or the layers below; the L2 siblings
-(providers, fakes, recording) never import each other; ``simulators`` imports only loopkit's
+(providers, fakes, recording, simulators) never import each other; ``simulators`` imports only loopkit's
 ``script``, ``messages`` and ``errors``; and ``import loopkit`` loads no pytest, hypothesis or rich.
 """
 
@@ -37,6 +37,7 @@ LAYERS: dict[str, int] = {
     "loopkit._credentials": 1,
     "loopkit.providers": 2,
     "loopkit.fakes": 2,
+    "loopkit.simulators": 2,  # the repository's simulators/ folder, installed as loopkit.simulators
     "loopkit.recording": 2,
     "loopkit.mcp": 2,  # MCP sessions and the tool adapter; the SDK is imported lazily
     "loopkit.strategies": 3,
@@ -54,13 +55,15 @@ LAYERS: dict[str, int] = {
     "loopkit.__main__": 4,
     "loopkit": 4,  # the package's __init__ re-exports the public names
 }
-L2_SIBLINGS = ("loopkit.providers", "loopkit.fakes", "loopkit.recording")
-SIMULATOR_ALLOWED = ("loopkit.script", "loopkit.messages", "loopkit.errors")
+L2_SIBLINGS = ("loopkit.providers", "loopkit.fakes", "loopkit.recording", "loopkit.simulators")
+SIMULATOR_ALLOWED = ("loopkit.script", "loopkit.messages", "loopkit.errors", "loopkit.simulators")
 HEAVY = ("pytest", "hypothesis", "rich")
 
 
 def module_name(path: Path) -> str:
     parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[0] == "simulators":  # installed as loopkit.simulators (pyproject's package-dir)
+        parts.insert(0, "loopkit")
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
@@ -108,11 +111,11 @@ def source_files(package: str) -> list[Path]:
 def test_loopkit_module_imports_only_lower_layers(path: Path) -> None:
     me = module_name(path)
     my_key = layer_key(me)
-    assert my_key is not None, f"{me} has no layer: add it to LAYERS in tests/test_layering.py (DESIGN.md §1)"
+    assert my_key is not None, f"{me} has no layer: add it to LAYERS in tests/test_layering.py (docs/architecture.md)"
     my_layer = LAYERS[my_key]
     problems = []
     for target, line, top in imports(path):
-        # loopkit.strategies is the one place built on hypothesis (DESIGN.md §1); import loopkit never loads it
+        # loopkit.strategies is the one place built on hypothesis (docs/architecture.md); import loopkit never loads it
         hypothesis_home = my_key == "loopkit.strategies" and target.split(".")[0] == "hypothesis"
         if target.split(".")[0] in HEAVY and top and my_layer < 4 and not hypothesis_home:
             problems.append(f"line {line}: imports {target} at module level (import it inside the function that needs it)")

@@ -176,7 +176,7 @@ def run_session(session: Session, protocol: str, tools: list[Any]) -> Any:
         from ..fakes import ScriptedProvider
 
         return run(ScriptedProvider(session.turns), "Demo: " + session.name, **options)
-    import simulators
+    import loopkit.simulators as simulators
 
     from ..providers import adapter_class
 
@@ -199,7 +199,7 @@ def available_protocols() -> list[str]:
     for name, target in ADAPTERS.items():
         try:
             importlib.import_module(target.partition(":")[0])
-            importlib.import_module(f"simulators.{name}")
+            importlib.import_module(f"loopkit.simulators.{name}")
         except ImportError:
             continue
         out.append(name)

@@ -168,7 +168,7 @@ class RequestLog:
 
 
 def main(args: argparse.Namespace) -> int:
-    import simulators
+    import loopkit.simulators as simulators
 
     from ._choices import check_choice
 

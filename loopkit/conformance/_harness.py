@@ -160,7 +160,7 @@ class Harness:
 
     def probe(self) -> Any:
         """A provider built once without a simulator behind it, to read class-level attributes."""
-        import simulators
+        import loopkit.simulators as simulators
 
         sim = simulators.create(self.protocol, [])
         return self._build(simulators.transport(sim) if not self.served else None, "http://127.0.0.1:9" if self.served else None, None)
@@ -217,7 +217,7 @@ class Harness:
         ``bodies`` are the requests its call sent (retries included). ``cut(chunks)`` gives the
         wire events (one per chunk) a streamed answer keeps; the body then ends cleanly there.
         """
-        import simulators
+        import loopkit.simulators as simulators
 
         script = Script([turn_from(t) for t in turns], name="conformance")
         sim = simulators.create(self.protocol, script, **dict(sim_options or {}))

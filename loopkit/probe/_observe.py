@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from simulators import SimRequest, SimResponse, Simulator, create, simulator_class
+from loopkit.simulators import SimRequest, SimResponse, Simulator, create, simulator_class
 
 from ..conformance._wire import WIRES, Wire
 from ..script import Script

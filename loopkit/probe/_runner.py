@@ -53,7 +53,7 @@ class Probe:
         retry_after: float = 0.3,
         name: str | None = None,
     ) -> None:
-        from simulators import PROTOCOLS
+        from loopkit.simulators import PROTOCOLS
 
         if protocol not in PROTOCOLS:
             raise UsageError(f"probe: unknown protocol {protocol!r}; expected one of {', '.join(PROTOCOLS)}")
@@ -103,7 +103,7 @@ class Probe:
 
     def _start(self) -> Any:
         if self._server is None:
-            from simulators import ServedSimulator
+            from loopkit.simulators import ServedSimulator
 
             self._board = Switchboard(self.protocol)
             # the switchboard quacks like a Simulator (protocol, base_path, handle, requests)

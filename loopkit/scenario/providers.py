@@ -36,7 +36,7 @@ def available() -> tuple[str, ...]:
 
     names = ["scripted"]
     try:
-        import simulators
+        import loopkit.simulators as simulators
         from ..providers import ADAPTERS
     except ImportError:  # pragma: no cover - simulators ship with loopkit
         return tuple(names)
@@ -95,7 +95,7 @@ def build(name: str, turns: list[Turn], scenario: ScenarioModel, sleep: Callable
     if name == "scripted":
         fake = ScriptedProvider(turns, retry=retry, sleep=sleep, ids=CallIds())
         return Built(Recording(fake), None, lambda: fake.used, len(turns))
-    import simulators
+    import loopkit.simulators as simulators
 
     from ..providers import adapter_class
 
@@ -133,7 +133,7 @@ def skip_reason(name: str, scenario: ScenarioModel) -> str | None:
         return f"{name} has no parallel_tool_calls knob: the scenario's parallel_tool_calls: false cannot be sent"
     if any(t.aborted for t in scenario.script):
         return "an aborted stop comes from the caller's abort signal; no wire protocol can send one (use the abort tool kind)"
-    import simulators
+    import loopkit.simulators as simulators
 
     for turn in scenario.turns():
         problem = simulators.simulator_class(name).cannot_send(turn)

@@ -20,11 +20,11 @@ from loopkit.strategies import chunkings, scripted_calls
 
 # (protocol, adapter class, simulator class); a pair whose modules are not here yet is left out
 PAIRS = [
-    ("openai_chat", "loopkit.providers.openai_chat:OpenAIChatProvider", "simulators.openai_chat:OpenAIChatSimulator"),
-    ("openai_responses", "loopkit.providers.openai_responses:OpenAIResponsesProvider", "simulators.openai_responses:OpenAIResponsesSimulator"),
-    ("anthropic", "loopkit.providers.anthropic:AnthropicProvider", "simulators.anthropic:AnthropicSimulator"),
-    ("gemini", "loopkit.providers.gemini:GeminiProvider", "simulators.gemini:GeminiSimulator"),
-    ("bedrock", "loopkit.providers.bedrock:BedrockProvider", "simulators.bedrock:BedrockSimulator"),
+    ("openai_chat", "loopkit.providers.openai_chat:OpenAIChatProvider", "loopkit.simulators.openai_chat:OpenAIChatSimulator"),
+    ("openai_responses", "loopkit.providers.openai_responses:OpenAIResponsesProvider", "loopkit.simulators.openai_responses:OpenAIResponsesSimulator"),
+    ("anthropic", "loopkit.providers.anthropic:AnthropicProvider", "loopkit.simulators.anthropic:AnthropicSimulator"),
+    ("gemini", "loopkit.providers.gemini:GeminiProvider", "loopkit.simulators.gemini:GeminiSimulator"),
+    ("bedrock", "loopkit.providers.bedrock:BedrockProvider", "loopkit.simulators.bedrock:BedrockSimulator"),
 ]
 
 
@@ -54,7 +54,7 @@ TURNS = st.builds(
 
 def wire_body(adapter_cls: Any, simulator_cls: Any, turn: Turn) -> tuple[Any, bytes]:
     """The adapter and the bytes its simulator streams for ``turn``."""
-    from simulators._core import SimRequest
+    from loopkit.simulators._core import SimRequest
 
     adapter = adapter_cls(model="sim-model", api_key="test-key")
     call, url, headers, content = adapter._prepare(ModelRequest([UserMessage(content="hi")], tools=[SPEC]))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-import simulators
+from loopkit import simulators
 from loopkit.accumulate import accumulate
 from loopkit.errors import ConnectionClosedError, RateLimitError
 from loopkit.messages import TextContent, ToolCall, ToolResultMessage, user

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-import simulators
+from loopkit import simulators
 from loopkit.accumulate import accumulate
 from loopkit.errors import ConnectionClosedError, UsageError, WireError
 from loopkit.messages import ToolCall, user

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import simulators
+from loopkit import simulators
 from loopkit.accumulate import accumulate
 from loopkit.errors import (
     BadRequestError,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-import simulators
+from loopkit import simulators
 
 import loopkit
 from loopkit.providers import adapter_class

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-import simulators
+from loopkit import simulators
 from loopkit.accumulate import accumulate
 from loopkit.messages import AssistantMessage, ThinkingContent, Usage, UserMessage
 from loopkit.provider import ModelRequest

@@ -9,7 +9,7 @@ import json
 import pytest
 
 import loopkit
-import simulators
+from loopkit import simulators
 from loopkit.providers.openai_chat import OpenAIChatProvider
 from loopkit.providers.openai_responses import OpenAIResponsesProvider
 from loopkit.retry import RetryPolicy

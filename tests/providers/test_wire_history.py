@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-import simulators
+from loopkit import simulators
 from loopkit.errors import BadRequestError, UsageError
 from loopkit.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, UserMessage
 from loopkit.provider import ModelRequest, ToolSpec

@@ -6,7 +6,7 @@ import anthropic
 import httpx2
 
 import loopkit
-import simulators
+from loopkit import simulators
 from loopkit.providers.anthropic import AnthropicProvider
 from loopkit.recording import Cassette, CassetteTransport, RecordingProvider, ReplayTransport, block_network, load_cassette_file
 from loopkit.script import Turn, call

@@ -14,7 +14,7 @@ import pytest
 from botocore.config import Config
 
 import loopkit
-import simulators
+from loopkit import simulators
 from loopkit.fakes import ScriptedProvider
 from loopkit.providers.bedrock import BedrockProvider
 from loopkit.recording import (

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import loopkit
-import simulators
+from loopkit import simulators
 from loopkit.recording import Cassette, ReplayProvider
 
 CASSETTES = Path(__file__).parent.parent.parent / "cassettes"

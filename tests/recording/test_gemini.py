@@ -6,7 +6,7 @@ import httpx2
 import pytest
 
 import loopkit
-import simulators
+from loopkit import simulators
 from loopkit.providers.gemini import GeminiProvider
 from loopkit.recording import Cassette, CassetteTransport, RecordingProvider, ReplayTransport, block_network, load_cassette_file
 from loopkit.script import Turn, call

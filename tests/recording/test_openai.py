@@ -8,7 +8,7 @@ import openai
 import pytest
 
 import loopkit
-import simulators
+from loopkit import simulators
 from loopkit.providers import adapter_class
 from loopkit.recording import Cassette, CassetteTransport, RecordingProvider, ReplayProvider, ReplayTransport, block_network, load_cassette_file
 from loopkit.script import Turn, call

@@ -79,7 +79,7 @@ def test_proxy_records_the_anthropic_sdk_against_the_simulator(tmp_path):
     """The recording proxy with a simulator as the upstream, and an official SDK as the client."""
     import anthropic
 
-    import simulators
+    from loopkit import simulators
     from loopkit.script import Turn
 
     path = tmp_path / "sdk.json"

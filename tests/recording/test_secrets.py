@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 import loopkit
-import simulators
+from loopkit import simulators
 from loopkit.cli import main
 from loopkit.recording import (
     Cassette,

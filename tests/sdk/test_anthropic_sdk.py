@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-import simulators
+from loopkit import simulators
 from loopkit.script import HttpFault, MidStreamError, Turn, call
 
 anthropic = pytest.importorskip("anthropic")

@@ -11,7 +11,7 @@ import pytest
 genai = pytest.importorskip("google.genai")
 from google.genai import errors, types  # noqa: E402
 
-import simulators  # noqa: E402
+from loopkit import simulators  # noqa: E402
 from loopkit.script import HttpFault, MidStreamError, Turn, call  # noqa: E402
 
 MODEL = "gemini-2.5-flash"

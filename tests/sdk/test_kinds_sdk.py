@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-import simulators
+from loopkit import simulators
 from loopkit.messages import Usage
 from loopkit.script import Turn
 

@@ -13,7 +13,7 @@ import pytest
 
 openai = pytest.importorskip("openai")
 
-import simulators  # noqa: E402
+from loopkit import simulators  # noqa: E402
 from loopkit.script import HttpFault, MidStreamError, Turn, call  # noqa: E402
 
 TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}

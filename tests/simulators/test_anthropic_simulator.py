@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-import simulators
+from loopkit import simulators
 from loopkit.errors import IncompleteScript
 from loopkit.messages import Usage
 from loopkit.script import HttpFault, MidStreamError, Truncate, Turn, call
-from simulators import SimRequest
+from loopkit.simulators import SimRequest
 
 HEADERS = {"x-api-key": "k", "anthropic-version": "2023-06-01", "content-type": "application/json"}
 
@@ -288,8 +288,8 @@ def test_validation_after_a_repeated_history_still_checks_everything_that_change
 
 
 def test_delta_frames_are_byte_identical_to_the_generic_encoder():
-    from simulators._core import sse
-    from simulators.anthropic import _delta
+    from loopkit.simulators._core import sse
+    from loopkit.simulators.anthropic import _delta
 
     for kind, field, value in [("text_delta", "text", 'a "q" \\ ü 👋\n'), ("input_json_delta", "partial_json", '{"a": 1'), ("signature_delta", "signature", "")]:
         assert _delta(7, kind, field, value) == sse({"type": "content_block_delta", "index": 7, "delta": {"type": kind, field: value}}, "content_block_delta")

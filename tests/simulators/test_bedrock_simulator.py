@@ -12,11 +12,11 @@ from botocore.config import Config
 from botocore.eventstream import EventStreamBuffer
 from botocore.exceptions import ClientError, EventStreamError
 
-import simulators
+from loopkit import simulators
 from loopkit.errors import IncompleteScript
 from loopkit.script import HttpFault, MidStreamError, Turn, call
-from simulators import SimRequest
-from simulators import _eventstream as sim_es
+from loopkit.simulators import SimRequest
+from loopkit.simulators import _eventstream as sim_es
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "bedrock"
 TOOL_CONFIG = {"tools": [{"toolSpec": {"name": "add", "inputSchema": {"json": {"type": "object"}}}}]}

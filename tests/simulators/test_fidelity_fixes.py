@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-import simulators
+from loopkit import simulators
 from loopkit.accumulate import accumulate
 from loopkit.messages import UserMessage
 from loopkit.provider import ModelRequest, ToolSpec

@@ -10,8 +10,8 @@ import pytest
 from loopkit.errors import IncompleteScript
 from loopkit.messages import Usage
 from loopkit.script import HttpFault, MidStreamError, ScriptedCall, Truncate, Turn, call
-from simulators import SimRequest
-from simulators.gemini import GeminiSimulator, gemini_sse
+from loopkit.simulators import SimRequest
+from loopkit.simulators.gemini import GeminiSimulator, gemini_sse
 
 HELLO = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
 

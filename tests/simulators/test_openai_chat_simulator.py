@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-import simulators
+from loopkit import simulators
 from loopkit.errors import IncompleteScript
 from loopkit.messages import Usage
 from loopkit.script import HttpFault, MidStreamError, Truncate, Turn, call

@@ -7,7 +7,7 @@ import json
 import httpx
 import pytest
 
-import simulators
+from loopkit import simulators
 from loopkit.script import HttpFault, MidStreamError, Turn, call
 
 BASE = {"model": "gpt-x", "input": [{"role": "user", "content": "hi"}]}

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-import simulators
+from loopkit import simulators
 from loopkit.script import Turn
 
 ARGS = '{"a": 1}'

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-import simulators
+from loopkit import simulators
 
 from loopkit.errors import ScriptError
 from loopkit.script import Turn
