@@ -1,4 +1,4 @@
-"""Tool-argument validation: schema checks, coercion and the error text of spec/loop.md §4.3.
+"""Tool-argument validation: schema checks, coercion and the error text of docs/loop-contract.md.
 
 :class:`ArgumentValidator` is built once per tool and sits on the loop's hot path. Valid
 arguments take the fast path: a precompiled coercion plan (which copies only the containers it
@@ -6,7 +6,7 @@ changes, and does nothing at all for a schema where no value can be coerced), th
 ``fastjsonschema`` validator. ``jsonschema``'s ``Draft7Validator`` is built only when arguments
 fail, to write one error line per problem in OpenProgram's format.
 
-Coercion follows spec/loop.md §4.3, with two deliberate differences:
+Coercion follows docs/loop-contract.md, with two deliberate differences:
 
 - A boolean given for a string becomes JSON's ``"true"``/``"false"``, not Python's
   ``"True"``/``"False"`` (OpenProgram's spelling, spec §11 Q12).

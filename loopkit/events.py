@@ -1,11 +1,11 @@
 """Provider stream events and loop (agent) events.
 
 Provider stream events are what a :class:`~loopkit.provider.Provider` yields for one model call
-(spec/loop.md §1.7): ``start``, then ``text_*`` / ``thinking_*`` / ``toolcall_*`` start-delta-end
+(docs/loop-contract.md §7.6): ``start``, then ``text_*`` / ``thinking_*`` / ``toolcall_*`` start-delta-end
 triples addressed by ``content_index``, then one terminal ``done`` or ``error``. They carry only
 what changed; :mod:`loopkit.accumulate` folds them into an :class:`AssistantMessage`.
 
-Loop events are what a run emits (spec/loop.md §1.6), from :class:`AgentStart` to
+Loop events are what a run emits (docs/loop-contract.md), from :class:`AgentStart` to
 :class:`AgentEnd`. :class:`AgentEnd` also says *why* the run ended and returns any steering or
 follow-up messages that were polled but never injected (loopkit never drops them).
 """

@@ -1,5 +1,5 @@
 """AWS event-stream framing (``application/vnd.amazon.eventstream``): an incremental decoder and
-an encoder (spec/wire.md §5.6).
+an encoder (docs/wire.md §5.6).
 
 A message is a 12-byte prelude (total length, headers length, CRC32 of those 8 bytes), a block of
 typed headers, a payload, and a CRC32 of everything before it. The decoder takes bytes as they

@@ -1,4 +1,4 @@
-"""The tool-call loop of spec/loop.md §2 as one sans-IO state machine.
+"""The tool-call loop of docs/loop-contract.md as one sans-IO state machine.
 
 :func:`agent_loop` is a generator. It emits loop events through ``config.emit`` (a plain
 callback) and yields *actions* for everything that touches the outside world; the driver performs
@@ -16,10 +16,10 @@ action                             the driver sends back
 
 An exception raised by the provider or a tool comes back wrapped in :class:`Raised`. There is no
 I/O and no asyncio here, so the sync driver, the async driver and property tests all drive the
-very same algorithm (DESIGN.md §3).
+very same algorithm (docs/loop-contract.md §6).
 
 Where OpenProgram departs from its design document, loopkit follows the document
-(spec/loop.md §0, DESIGN.md §3): the cap is ``max(1, max_iterations)`` with no hidden clamp;
+(docs/loop-contract.md, docs/loop-contract.md §6): the cap is ``max(1, max_iterations)`` with no hidden clamp;
 every run ends with :class:`AgentEnd` and a ``reason``; polled steering or follow-up messages that
 cannot be injected are returned in ``AgentEnd.pending``; a provider failure or a stream that stops
 without its terminal event becomes an assistant message with ``stop_reason="error"``; a tool
@@ -103,7 +103,7 @@ class LoopConfig:
         has_steering / has_follow_ups: whether to poll (a poll is an action).
         abort_signal: checked before every model call and every tool call.
         raise_errors: let a provider's exception escape instead of ending the run with an error
-            message (the raw stream behaviour of spec/loop.md §3.13). A harness error always
+            message (the raw stream behaviour of docs/loop-contract.md §1.6). A harness error always
             escapes.
     """
 

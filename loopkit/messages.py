@@ -1,4 +1,4 @@
-"""Content blocks, messages, usage and stop reasons: the vocabulary of spec/loop.md §1.
+"""Content blocks, messages, usage and stop reasons: the vocabulary of docs/loop-contract.md.
 
 Everything here is a plain dataclass (slots, keyword-only) with a ``type`` or ``role`` tag, so a
 message costs little to build on the loop's hot path. :mod:`loopkit.serde` turns them into JSON
@@ -117,7 +117,7 @@ class UserMessage:
 @dataclass(slots=True)
 class AssistantMessage:
     """One model answer. ``stop_reason`` ``error``/``aborted`` ends the run; tool calls are found
-    from the ToolCall blocks in ``content``, whatever the stop reason (spec/loop.md §1.3)."""
+    from the ToolCall blocks in ``content``, whatever the stop reason (docs/loop-contract.md)."""
 
     content: list[AssistantBlock] = field(default_factory=list)
     stop_reason: StopReason = "stop"
@@ -133,7 +133,7 @@ class AssistantMessage:
 
     @property
     def text(self) -> str:
-        """The concatenated text blocks, with no separator (spec/loop.md §7.5)."""
+        """The concatenated text blocks, with no separator (docs/loop-contract.md)."""
         return "".join(b.text for b in self.content if isinstance(b, TextContent))
 
     @property

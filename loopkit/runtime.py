@@ -2,7 +2,7 @@
 
 Both drivers perform the actions :func:`loopkit.loop.agent_loop` yields and nothing else; the
 algorithm exists once. A tool body runs inside a context that remembers the run's provider and
-tools, so a nested :meth:`Runtime.exec` inherits them (spec/loop.md §7.4).
+tools, so a nested :meth:`Runtime.exec` inherits them (docs/loop-contract.md).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ A :class:`Tool` is immutable. It carries its JSON Schema and a precompiled argum
 Schemas of decorated functions come from type hints and docstrings (:mod:`loopkit._schema`).
 
 Tool names are unique within one resolved list: with duplicates, the first tool of a name wins
-and later ones are dropped (spec/loop.md §4.1 looks up the first match).
+and later ones are dropped (docs/loop-contract.md looks up the first match).
 """
 
 from __future__ import annotations
@@ -181,7 +181,7 @@ class Tool:
     # --- what the loop calls ------------------------------------------------------------------
 
     def prepare(self, raw_args: Any) -> tuple[dict[str, Any] | None, str | None]:
-        """Coerce and validate the model's arguments (spec/loop.md §4.3).
+        """Coerce and validate the model's arguments (docs/loop-contract.md).
 
         Returns ``(args, None)``, where ``args`` may be ``raw_args`` itself when nothing needed
         coercing (containers that change are copied; ``raw_args`` is never mutated), or
@@ -285,7 +285,7 @@ def _is_async(fn: Callable[..., Any]) -> bool:
 
 
 def _executor_convention(execute: Callable[..., Any], schema: Mapping[str, Any]) -> tuple[int | str, tuple[str, ...]]:
-    """How to call an adapted executor (spec/loop.md §4.5): ``execute(**args)``, or
+    """How to call an adapted executor (docs/loop-contract.md): ``execute(**args)``, or
     ``execute(args)`` when it takes one positional parameter that is not a schema property.
     OpenProgram's ``cancel`` / ``cancel_event`` receive the signal too, unless they are schema
     properties."""
@@ -353,7 +353,7 @@ def tool(
 
 
 def adapt_tool(obj: Any) -> Tool:
-    """Turn any accepted tool form into a :class:`Tool` (spec/loop.md §4.5).
+    """Turn any accepted tool form into a :class:`Tool` (docs/loop-contract.md).
 
     Accepted: a :class:`Tool` (a ``@tool`` function, or a ``@tool`` method through an instance);
     ``{"spec": {...}, "execute": fn}`` where the spec is ``{"name", "description", "parameters"}``,
@@ -539,7 +539,7 @@ def resolve_tools(
     allow: Iterable[str] | None = None,
     deny: Iterable[str] | None = None,
 ) -> list[Tool]:
-    """The tools of one run (spec/loop.md §7.3).
+    """The tools of one run (docs/loop-contract.md).
 
     - ``tools`` None: no tools for toolset ``"none"``, else ``registry.resolve(toolset or "full", ...)``.
     - ``tools`` empty: no tools.
@@ -625,7 +625,7 @@ def to_tool_result(value: Any) -> ToolResult:
     """Turn whatever a tool returned into a :class:`ToolResult`.
 
     - a :class:`ToolResult` passes through (a legacy ``details["is_error"]`` is lifted into
-      ``is_error`` when that is False, spec/loop.md §1.5); so do objects shaped like one
+      ``is_error`` when that is False, docs/loop-contract.md); so do objects shaped like one
       (``.content`` plus ``.details`` or ``.is_error``, such as OpenProgram's AgentToolResult);
     - a ``str`` becomes one text block; ``None`` an empty text; a text or image block, or a list
       of them, becomes the content;

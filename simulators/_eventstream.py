@@ -1,4 +1,4 @@
-"""The simulator's own AWS event-stream encoder (spec/wire.md §5.6), string headers only.
+"""The simulator's own AWS event-stream encoder (docs/wire.md §5.6), string headers only.
 
 Written apart from ``loopkit/providers/_eventstream.py`` on purpose: a misreading of the framing
 must not hide on both sides of a test. Bedrock only ever sends string headers (type 7).

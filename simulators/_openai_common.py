@@ -1,7 +1,7 @@
 """What the two OpenAI simulators share: the error body and headers, token counts, id splitting.
 
 Error bodies are ``{"error": {"message", "type", "param", "code"}}`` for both Chat Completions
-and Responses (spec/wire.md §1.5, §2.5), with ``x-request-id`` and, on 429, ``retry-after`` /
+and Responses (docs/wire.md §1.5, §2.5), with ``x-request-id`` and, on 429, ``retry-after`` /
 ``retry-after-ms`` and the ``x-ratelimit-*`` headers.
 """
 

@@ -1,4 +1,4 @@
-"""Anthropic Messages simulator: ``POST /v1/messages`` answered from a Script (spec/wire.md §3).
+"""Anthropic Messages simulator: ``POST /v1/messages`` answered from a Script (docs/wire.md §3).
 
 Written from the wire description, independently of ``loopkit.providers.anthropic``. It checks
 what the real API checks where tests depend on it, with the API's own error bodies and messages:

@@ -1,4 +1,4 @@
-"""Amazon Bedrock Converse / ConverseStream simulator (spec/wire.md §5).
+"""Amazon Bedrock Converse / ConverseStream simulator (docs/wire.md §5).
 
 Routes ``POST /model/{modelId}/converse`` (one JSON body) and ``/converse-stream`` (an AWS
 event stream: ``messageStart``, text deltas with no ``contentBlockStart``, ``toolUse`` blocks with
@@ -44,7 +44,7 @@ from ._core import SimRequest, SimResponse, Simulator, json_response
 _ROUTE = re.compile(r"^/model/(?P<model>[^/]+)/(?P<op>converse|converse-stream)$")
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
-# service-2.json error shapes by status (spec/wire.md §5.5)
+# service-2.json error shapes by status (docs/wire.md §5.5)
 ERROR_SHAPES: dict[int, str] = {
     400: "ValidationException",
     403: "AccessDeniedException",

@@ -2,7 +2,7 @@
 
 Serves ``POST /{v1,v1beta}/models/{model}:generateContent`` and ``...:streamGenerateContent``
 (``alt=sse`` gives server-sent events; without it the real service sends one JSON array, and so
-does this simulator). Streams are written as Google writes them (spec/wire.md §4.4): each event
+does this simulator). Streams are written as Google writes them (docs/wire.md §4.4): each event
 is ``data: <GenerateContentResponse>\\r\\n\\r\\n`` with exactly one space after ``data:``, JSON with
 ``": "`` after keys, no terminator; text in several chunks, function calls whole in one chunk,
 ``finishReason`` on the last chunk, ``usageMetadata`` on every chunk (``candidatesTokenCount``

@@ -1,4 +1,4 @@
-"""A simulator of OpenAI Chat Completions (``POST /v1/chat/completions``, spec/wire.md §1).
+"""A simulator of OpenAI Chat Completions (``POST /v1/chat/completions``, docs/wire.md §1).
 
 It streams as the real service does: ``data: {chunk}`` events only, the role on the first chunk,
 a tool call's ``id``/``type``/``name`` on its first fragment only with its arguments split at

@@ -1,4 +1,4 @@
-"""A simulator of OpenAI Responses (``POST /v1/responses``, spec/wire.md §2).
+"""A simulator of OpenAI Responses (``POST /v1/responses``, docs/wire.md §2).
 
 It streams typed events (``event: <type>`` + ``data: {"type": <type>, "sequence_number": n, ...}``):
 ``response.created``, ``response.in_progress``, then per output item ``output_item.added`` ...

@@ -1,6 +1,6 @@
-"""spec/loop.md §13: one test per [core] item that concerns the loop engine, named after its
+"""docs/loop-contract.md: one test per [core] item that concerns the loop engine, named after its
 number, plus ``test_fix_*`` tests that pin loopkit's documented departures from OpenProgram
-(DESIGN.md §3). Items 50, 51, 52 and 56 are wire-adapter mappings and are tested with the
+(docs/loop-contract.md §6). Items 50, 51, 52 and 56 are wire-adapter mappings and are tested with the
 adapters, not here.
 """
 
@@ -530,7 +530,7 @@ def test_item_68_agent_end_messages_are_prompts_plus_every_later_message_end(sce
     assert r.messages == agent_end.messages
 
 
-# --- loopkit's deliberate departures (DESIGN.md §3) -------------------------------------------
+# --- loopkit's deliberate departures (docs/loop-contract.md §6) -------------------------------------------
 
 
 @pytest.mark.parametrize(("cap", "calls"), [(1, 1), (3, 3), (60, 60), (0, 1), (-5, 1)])

@@ -1,4 +1,4 @@
-"""The canonical event sequences of spec/loop.md §3 as syrupy snapshots (one line per event),
+"""The canonical event sequences of docs/loop-contract.md as syrupy snapshots (one line per event),
 plus direct assertions of each trace's key properties.
 
 Each event is rendered when it is emitted (so ``message_start`` shows the partial message as it

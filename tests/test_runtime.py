@@ -1,5 +1,5 @@
 """The drivers (run / arun), callbacks, abort, Runtime.exec and its tool resolution, nested exec
-(spec/loop.md §7), history continuation and MessageQueue."""
+(docs/loop-contract.md), history continuation and MessageQueue."""
 
 from __future__ import annotations
 
@@ -311,7 +311,7 @@ def test_exec_returns_the_final_text_and_keeps_the_result():
 
 
 def test_exec_defaults_to_20_model_calls_and_sends_no_tool_choice():
-    """spec §7.1/§7.2 and DESIGN.md §3: exec's cap defaults to 20; exec forwards no "auto"."""
+    """spec §7.1/§7.2 and docs/loop-contract.md §6: exec's cap defaults to 20; exec forwards no "auto"."""
     provider = FunctionProvider(lambda req: Turn(tool_calls=[call("add", {"a": 1, "b": 1})]))
     with pytest.raises(RunFailed) as info:
         Runtime(provider).exec("go", tools=[add])

@@ -1,4 +1,4 @@
-"""Argument coercion and validation (spec/loop.md §4.3): exact error texts, coercion rules,
+"""Argument coercion and validation (docs/loop-contract.md): exact error texts, coercion rules,
 no mutation of the model's arguments, and agreement of the fast and reference validators."""
 
 from __future__ import annotations

@@ -27,9 +27,11 @@ SIGNATURE = "loopkit-probe-signature-0001"
 PROBE_LIMIT = 60
 
 REFUSALS: dict[str, Callable[[], Turn]] = {
-    # how each simulator is scripted to send a refusal today; a protocol missing here is reported
-    # as not applicable ("needs scripted refusals") until the simulators can script one
-    "anthropic": lambda: Turn(text=REFUSAL, error="refusal"),  # stop_reason "refusal" (wire.md §0.2)
+    # how each simulator sends a refusal in its API's own form; Bedrock's API has no refusal (only
+    # a content filter without text), so it is reported as not applicable
+    "openai_chat": lambda: Turn(refusal=REFUSAL),  # delta.refusal
+    "openai_responses": lambda: Turn(refusal=REFUSAL),  # a refusal content part
+    "anthropic": lambda: Turn(text=REFUSAL, error="refusal"),  # text, then stop_reason "refusal" (docs/wire.md §0.2)
     "gemini": lambda: Turn(text=REFUSAL, error="SAFETY: refusal"),  # finishReason SAFETY
 }
 
@@ -235,7 +237,7 @@ def _stream_fault(fault: Any) -> Builder:
 def _refusal(ctx: CaseContext) -> Plan | NotApplicable:
     make = REFUSALS.get(ctx.protocol)
     if make is None:
-        return NotApplicable("needs scripted refusals")
+        return NotApplicable(f"the {ctx.protocol} API has no refusal form that carries text")
     return Plan(script=Script([make()]), refusal_text=REFUSAL)
 
 

@@ -69,7 +69,7 @@ def image_url(block: ImageContent) -> str:
 
 def result_text(blocks: list[Any]) -> str:
     """The text of a tool result's blocks, joined with newlines (OpenAI has no error flag, so an
-    ``is_error`` result reaches the model as its text alone; spec/loop.md §8.2)."""
+    ``is_error`` result reaches the model as its text alone; docs/loop-contract.md §7.2)."""
     return "\n".join(b.text for b in blocks if isinstance(b, TextContent))
 
 

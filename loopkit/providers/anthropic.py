@@ -2,10 +2,10 @@
 
 The codec has three parts, each usable on its own:
 
-- :func:`encode_request` turns a :class:`ModelRequest` into the Messages body (spec/wire.md §3.2,
-  §3.6; spec/loop.md §8.1-§8.2);
+- :func:`encode_request` turns a :class:`ModelRequest` into the Messages body (docs/wire.md §3.2,
+  §3.6; docs/loop-contract.md §7.1-§7.2);
 - :class:`MessagesStreamDecoder` turns the SSE bytes of a streamed answer into loopkit stream
-  events (spec/wire.md §3.4), whatever the chunking;
+  events (docs/wire.md §3.4), whatever the chunking;
 - :func:`decode_message` turns a non-streamed message body into the same events.
 
 Choices where the API leaves room, all forced by what the API rejects:
@@ -18,8 +18,8 @@ Choices where the API leaves room, all forced by what the API rejects:
   'is_error' is true");
 - empty text blocks are never sent ("text content blocks must be non-empty"); thinking without a
   signature (from another provider) cannot be replayed and is dropped; assistant messages that
-  ended in ``error``/``aborted`` are dropped (spec/loop.md §8.2); consecutive same-role messages are
-  merged so tool results share one user message (spec/wire.md §3.6).
+  ended in ``error``/``aborted`` are dropped (docs/loop-contract.md §7.2); consecutive same-role messages are
+  merged so tool results share one user message (docs/wire.md §3.6).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 4096
 EMPTY_ERROR_RESULT = "(empty)"
 
-# spec/wire.md §0.2 and spec/loop.md §8.3. A context-window overflow truncates the answer like
+# docs/wire.md §0.2 and docs/loop-contract.md §7.3. A context-window overflow truncates the answer like
 # max_tokens does, so it maps to "length"; a refusal ends the run as an error.
 STOP_REASONS: dict[str, str] = {
     "end_turn": "stop",
@@ -109,7 +109,7 @@ def encode_tool(tool: ToolSpec) -> dict[str, Any]:
 
 
 def encode_tool_choice(choice: Any, parallel_tool_calls: bool | None) -> dict[str, Any] | None:
-    """``tool_choice`` per spec/loop.md §8.1 (checklist item 52), or None to omit it.
+    """``tool_choice`` per docs/loop-contract.md §7.1 (checklist item 52), or None to omit it.
 
     ``parallel_tool_calls=False`` adds ``disable_parallel_tool_use: true`` (creating
     ``{"type": "auto"}`` when no choice was given), except with ``none``, which takes no flag.
@@ -171,7 +171,7 @@ def _assistant_blocks(message: AssistantMessage) -> list[dict[str, Any]]:
 
 
 def encode_tool_result(message: ToolResultMessage) -> dict[str, Any]:
-    """One ``tool_result`` block, with ``is_error`` when set (spec/wire.md §3.6)."""
+    """One ``tool_result`` block, with ``is_error`` when set (docs/wire.md §3.6)."""
     out: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
     texts = [b.text for b in message.content if isinstance(b, TextContent) and b.text]
     images = [b for b in message.content if isinstance(b, ImageContent)]
@@ -380,7 +380,7 @@ class MessagesStreamDecoder:
 
     def _message_start(self, payload: dict[str, Any], out: list[StreamEvent]) -> None:
         message = payload.get("message") or {}
-        # A second message_start (spliced streams, spec/wire.md §3.7.5) restarts wire indexes at
+        # A second message_start (spliced streams, docs/wire.md §3.7.5) restarts wire indexes at
         # 0; the blocks it brings are appended after the ones already seen.
         self._end_open_blocks(out)
         decode_usage(message.get("usage") or {}, self._usage)
@@ -503,7 +503,7 @@ def decode_message(data: Any) -> list[StreamEvent]:
 
 def map_error(status: int, headers: Mapping[str, str], body: bytes) -> ProviderError:
     """An HTTP error answer -> the :class:`ProviderError` for its status, with the body's
-    ``error.type`` and ``error.message`` and the ``retry-after`` wait (spec/wire.md §3.5)."""
+    ``error.type`` and ``error.message`` and the ``retry-after`` wait (docs/wire.md §3.5)."""
     try:
         data = json.loads(body) if body else None
     except ValueError:

@@ -1,4 +1,4 @@
-"""Amazon Bedrock Converse / ConverseStream adapter (spec/wire.md §5).
+"""Amazon Bedrock Converse / ConverseStream adapter (docs/wire.md §5).
 
 ``POST {base_url}/model/{modelId}/converse-stream`` (an AWS event stream, decoded by
 :mod:`loopkit.eventstream`) or ``/converse`` (one JSON body, ``stream=False``).
@@ -30,7 +30,7 @@ Mapping choices, where Converse has no direct equivalent:
   rejects blank text); an assistant message left with nothing to say (an error stop) is skipped.
 - A tool call whose arguments never parsed is echoed with ``input: {}`` (``input`` must be a JSON
   object for Claude); unsigned thinking is not echoed (the service would reject it).
-- Stop reasons (spec/wire.md §0.2): ``end_turn``/``stop_sequence`` -> ``stop``, ``tool_use`` ->
+- Stop reasons (docs/wire.md §0.2): ``end_turn``/``stop_sequence`` -> ``stop``, ``tool_use`` ->
   ``toolUse``, ``max_tokens``/``model_context_window_exceeded`` -> ``length``; ``guardrail_intervened``,
   ``content_filtered``, ``malformed_tool_use``, ``malformed_model_output`` -> an ``error`` stop whose
   ``error_type`` is the wire reason.

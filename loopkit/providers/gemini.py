@@ -1,6 +1,6 @@
 """Google Gemini (``generateContent`` / ``streamGenerateContent?alt=sse``): codec and Provider.
 
-Wire facts this adapter rests on (spec/wire.md §4):
+Wire facts this adapter rests on (docs/wire.md §4):
 
 - Tools go out as one ``{"functionDeclarations": [...]}`` entry with plain JSON Schema under
   ``parametersJsonSchema``. ``tool_choice`` maps to ``toolConfig.functionCallingConfig.mode``:

@@ -1,4 +1,4 @@
-"""OpenAI Chat Completions (spec/wire.md §1): a pure codec plus a thin provider.
+"""OpenAI Chat Completions (docs/wire.md §1): a pure codec plus a thin provider.
 
 - :func:`build_body`: a :class:`ModelRequest` -> the ``/chat/completions`` JSON body.
 - :class:`ChatStreamDecoder`: streamed bytes -> stream events (tool calls assembled per ``index``;
@@ -7,7 +7,7 @@
 - :class:`OpenAIChatProvider`: the HTTP half (retries, errors) from :class:`HttpProvider`.
 
 Conventions: ``is_error`` has no wire form here, so an error result reaches the model as its text
-alone (spec/loop.md §8.2). A refusal (``refusal`` text) and ``finish_reason: content_filter`` end
+alone (docs/loop-contract.md §7.2). A refusal (``refusal`` text) and ``finish_reason: content_filter`` end
 the call with stop reason ``error`` and ``error_type`` ``refusal`` / ``content_filter``; the refusal
 text is also kept as a text block so it can be shown. Thinking blocks are not sent back (Chat
 Completions has no field for them); ``reasoning_content`` deltas from OpenAI-compatible servers are
@@ -58,7 +58,7 @@ _FINISH = {"stop": "stop", "length": "length", "tool_calls": "toolUse", "functio
 
 
 def build_body(request: ModelRequest, *, model: str, stream: bool = True, history: WireHistory | None = None) -> dict[str, Any]:
-    """The Chat Completions body for ``request`` (tool_choice and parallel flag per spec/loop.md
+    """The Chat Completions body for ``request`` (tool_choice and parallel flag per docs/loop-contract.md
     §8.1: both omitted without tools; ``parallel_tool_calls`` sent only when False).
 
     Args:

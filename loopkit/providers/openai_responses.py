@@ -1,4 +1,4 @@
-"""OpenAI Responses (spec/wire.md §2): a pure codec plus a thin provider.
+"""OpenAI Responses (docs/wire.md §2): a pure codec plus a thin provider.
 
 - :func:`build_body`: a :class:`ModelRequest` -> the ``/responses`` JSON body (stateless: the
   whole history goes in ``input`` as items).
@@ -65,7 +65,7 @@ API = "openai_responses"
 
 
 def build_body(request: ModelRequest, *, model: str, stream: bool = True, history: WireHistory | None = None) -> dict[str, Any]:
-    """The Responses body for ``request`` (tool_choice and parallel flag per spec/loop.md §8.1).
+    """The Responses body for ``request`` (tool_choice and parallel flag per docs/loop-contract.md §7.1).
 
     Args:
         history: reuses the previous request's converted messages (see :class:`WireHistory`).

@@ -2,7 +2,7 @@
 
 One small extractor per protocol finds the tool results a request carries (and whether each is
 marked as an error, where the protocol can say so) and the tool_choice / parallel-calls knobs,
-normalised to loopkit's vocabulary. Written from the wire formats (spec/wire.md), independently
+normalised to loopkit's vocabulary. Written from the wire formats (docs/wire.md), independently
 of the adapters, so a scenario checks what really went over the wire.
 """
 

@@ -1,4 +1,4 @@
-"""``faults()``: the fault catalogue of spec/wire.md §6.3 as Script fault objects."""
+"""``faults()``: the fault catalogue of docs/wire.md §6.3 as Script fault objects."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ _OPENAI = {
     "server": [(500, "server_error")],
     "mid_stream": ["server_error"],
 }
-# (status, error type as the provider spells it), per spec/wire.md §6.3
+# (status, error type as the provider spells it), per docs/wire.md §6.3
 _CATALOGUE: dict[str, dict[str, list]] = {
     "openai_chat": _OPENAI,
     "openai_responses": _OPENAI,

@@ -15,7 +15,7 @@ class Schedule:
     """A steering or follow-up callback that hands over given messages on given polls.
 
     Poll *n* (1-based, counted across the whole run) returns ``deliveries[n]``; every other poll
-    returns ``[]``. The loop polls at fixed places (spec/loop.md §5.1: before the first model
+    returns ``[]``. The loop polls at fixed places (docs/loop-contract.md: before the first model
     call, after each executed tool call, after each round's ``turn_end``; follow-ups when the loop
     would stop), so a poll number names a moment of the run. Pass the schedule itself as
     ``steering=`` or ``follow_ups=``.
@@ -92,7 +92,7 @@ def steering_schedules(*, min_messages: int = 0, max_messages: int = 3, max_poll
     """Steering callbacks (:class:`Schedule`) that return queued user messages on chosen polls.
 
     Poll 1 is the initial poll before the first model call; later polls follow each executed tool
-    call and each ``turn_end`` (spec/loop.md §5.1), so the schedules cover steering that arrives
+    call and each ``turn_end`` (docs/loop-contract.md), so the schedules cover steering that arrives
     before a model call, after tool *k* of round *n*, and after a text reply. Several messages
     may arrive on one poll. Message texts are unique (``steer 1``, ``steer 2``...), so a test can
     tell a lost or duplicated message.

@@ -80,7 +80,7 @@ def repeats_call_id() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
 
 def ids_by_position() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
     """Names a call the wire sent without an id ``call_<index>_<name>`` (so ids repeat across a
-    run's model calls: OpenProgram's Gemini adapter, spec/loop.md §8.4). Gemini's adapter marks
+    run's model calls: OpenProgram's Gemini adapter, docs/loop-contract.md §7.4). Gemini's adapter marks
     the ids it makes up with ``gcall_``."""
 
     def bend(events: list[StreamEvent]) -> list[StreamEvent]:

@@ -149,17 +149,20 @@ class OpenAIChatLoop:
         tools = [{"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}} for t in TOOLS]
         messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
         for _ in range(self.cap):
-            text, calls = "", {}
+            text, refusal, calls = "", "", {}
             for chunk in client.chat.completions.create(model=MODELS["openai_chat"], messages=messages, tools=tools, stream=True):
                 if not chunk.choices:
                     continue
                 delta = chunk.choices[0].delta
                 text += delta.content or ""
+                refusal += getattr(delta, "refusal", None) or ""
                 for tc in delta.tool_calls or []:
                     c = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
                     c["id"] = tc.id or c["id"]
                     c["name"] = (tc.function.name if tc.function else None) or c["name"]
                     c["arguments"] += (tc.function.arguments if tc.function else None) or ""
+            if refusal:  # the model refused: that is the run's outcome, never an empty answer
+                raise RuntimeError(f"the model refused: {refusal}")
             if not calls:
                 if self.defect == "extra_call":
                     client.chat.completions.create(model=MODELS["openai_chat"], messages=messages)

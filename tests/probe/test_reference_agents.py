@@ -31,10 +31,10 @@ def test_engine_on_other_protocols(protocol):
     statuses = _assert_clean(report)
     not_applicable = {r.case: r.reason for r in report.results if r.status == "not-applicable"}
     expected = {
-        "openai_chat": {"refusal": "needs scripted refusals", "reasoning": "Chat Completions carries no reasoning to pass back"},
-        "openai_responses": {"refusal": "needs scripted refusals"},
+        "openai_chat": {"reasoning": "Chat Completions carries no reasoning to pass back"},
+        "openai_responses": {},
         "gemini": {"malformed_json": "Gemini sends arguments as a JSON object (a Struct): they cannot be broken JSON on this wire"},
-        "bedrock": {"refusal": "needs scripted refusals"},
+        "bedrock": {"refusal": "the bedrock API has no refusal form that carries text"},
     }[protocol]
     assert not_applicable == expected, statuses
 

@@ -1,4 +1,4 @@
-"""The loop's contract (spec/loop.md §2-§5, §13 [core]) as checks over one finished run."""
+"""The loop's contract (docs/loop-contract.md-§5, §13 [core]) as checks over one finished run."""
 
 from __future__ import annotations
 

@@ -159,7 +159,7 @@ CHOICES = [
     ("required", True, {"type": "any"}),
     ("required", False, {"type": "any", "disable_parallel_tool_use": True}),
     ("none", None, {"type": "none"}),
-    ("none", False, {"type": "none"}),  # spec/loop.md checklist 52: no flag with none
+    ("none", False, {"type": "none"}),  # docs/loop-contract.md checklist 52: no flag with none
     ({"type": "function", "name": "add"}, None, {"type": "tool", "name": "add"}),
     ({"type": "function", "function": {"name": "add"}}, False, {"type": "tool", "name": "add", "disable_parallel_tool_use": True}),
 ]
@@ -661,7 +661,7 @@ def test_wire_history_gives_the_same_body_and_never_goes_stale():
 
 
 def test_spliced_message_start_appends_blocks():
-    """A second message_start in one stream (spec/wire.md §3.7.5) restarts wire indexes at 0;
+    """A second message_start in one stream (docs/wire.md §3.7.5) restarts wire indexes at 0;
     its blocks are appended after the first ones instead of clobbering them."""
     first = wire_stream("end_turn").split(b"event: message_delta")[0]
     spliced = first + first.replace(b"hi", b"again") + b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":3}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n'
@@ -686,7 +686,7 @@ def test_delta_for_a_block_never_started_is_a_protocol_error():
 
 
 def test_forced_tool_with_thinking_surfaces_the_api_400():
-    """The adapter does not second-guess the API (spec/loop.md §8.1 note): the API's 400 comes
+    """The adapter does not second-guess the API (docs/loop-contract.md §7.1 note): the API's 400 comes
     back as a BadRequestError with its message."""
     sim = simulators.create("anthropic", ["unused"])
     p = AnthropicProvider(model="m", api_key="k", transport=simulators.transport(sim), extra_body={"thinking": {"type": "enabled", "budget_tokens": 1024}})

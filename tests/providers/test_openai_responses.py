@@ -320,7 +320,7 @@ def test_fixture_nonstream_text():
 
 
 def test_fixture_error_400_through_the_simulator():
-    """The spec's recorded 400 body (spec/wire.md §2.5; the file itself was not shipped)."""
+    """The spec's recorded 400 body (docs/wire.md §2.5; the file itself was not shipped)."""
     recorded = {
         "error": {"code": "decimal_below_min_value", "message": "Invalid 'temperature': decimal below minimum value. Expected a value >= 0, but got -1 instead.", "param": "temperature", "type": "invalid_request_error"}
     }

@@ -105,7 +105,7 @@ def test_function_call_output_must_match_a_call():
     bad = post(sim, {**BASE, "input": [fc, {"type": "function_call_output", "call_id": "call_2", "output": "x"}]})
     assert bad.status_code == 400
     assert bad.json()["error"] == {"message": "No tool call found for function call output with call_id call_2.", "type": "invalid_request_error", "param": "input", "code": None}
-    for ref in ("call_1", "fc_1"):  # the item id is accepted too (spec/wire.md §2.6)
+    for ref in ("call_1", "fc_1"):  # the item id is accepted too (docs/wire.md §2.6)
         assert post(sim, {**BASE, "input": [fc, {"type": "function_call_output", "call_id": ref, "output": "x"}]}).status_code == 200
 
 

@@ -1,4 +1,4 @@
-"""faults(): the catalogue of spec/wire.md §6.3 as Script faults."""
+"""faults(): the catalogue of docs/wire.md §6.3 as Script faults."""
 
 from __future__ import annotations
 
