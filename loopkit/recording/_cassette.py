@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeAlias
 from urllib.parse import urlsplit
 
 from ..errors import CassetteError, HarnessError, NoMatchingInteraction, UnplayedInteractions, UsageError
+from ..messages import dumps
 from ._format import CassetteFile, Interaction, dump_cassette, load_cassette_file, parse_cassette, write_atomic
 from ._match import VOLATILE_BODY_FIELDS, Key, message_index, nearest, normalise_path, recorded_key, request_key, short
 from ._scrub import Scrubber, find_secrets
@@ -108,6 +109,9 @@ class Cassette:
         # Exact request bytes -> canonical key: a live body byte-identical to a recorded one (what
         # loopkit's adapters send: compact JSON) skips json.loads and the canonical re-dump.
         self._raw: dict[tuple[str, str, bytes], Key] = {}
+        # interactions recorded but not in the index yet: keyed when a lookup first needs them, so
+        # recording (which never looks up) does not pay for the canonical key of every request
+        self._unindexed: list[int] = []
         for n, inter in enumerate(self.file.interactions):
             if inter.request is not None:
                 self._remember(n, inter.request)
@@ -142,11 +146,25 @@ class Cassette:
         key = recorded_key(req, self.volatile)
         self._index.setdefault(key, []).append(n)
         if req.has_json and not key[2]:
-            raw = json.dumps(req.json_body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            raw = dumps(req.json_body).encode("utf-8")  # compact, as json.dumps(separators=(",", ":"))
             self._raw.setdefault((key[0], key[1], raw), key)
         return key
 
+    def _index_recorded(self) -> None:
+        """Put the interactions recorded since the last lookup into the index, each marked as
+        answered (the cursor of its key moves past it: a recording is never replayed to the session
+        that made it). Call holding ``self._lock``."""
+        for n in self._unindexed:
+            req = self.file.interactions[n].request
+            if req is not None:
+                key = self._remember(n, req)
+                self._cursor[key] = len(self._index[key])
+        self._unindexed.clear()
+
     def _key(self, method: str, url: str, content: bytes) -> tuple[Key, Any]:
+        if self._unindexed:
+            with self._lock:
+                self._index_recorded()
         if "?" not in url:
             key = self._raw.get((method.upper(), normalise_path(urlsplit(url).path), content))
             if key is not None:
@@ -211,6 +229,8 @@ class Cassette:
         """The error for a request that matches nothing, with the nearest recorded request."""
         path = key[1]
         lines = [f"{self.name}: no recorded interaction matches {method.upper()} {path}"]
+        with self._lock:
+            self._index_recorded()
         found = self._index.get(key)
         if found:
             lines.append(
@@ -253,9 +273,7 @@ class Cassette:
             self.file.interactions.append(interaction)
             self.recorded.append(n)
             self._played.add(n)
-            if interaction.request is not None:
-                key = self._remember(n, interaction.request)
-                self._cursor[key] = len(self._index[key])
+            self._unindexed.append(n)
         return n
 
     def save(self, path: str | os.PathLike[str] | None = None) -> Path:
@@ -301,7 +319,7 @@ class Cassette:
         else:
             parsed = parse_cassette(disk, source=str(self.path))
             current, meta = parsed.interactions, parsed.meta
-        if mode == "all":
+        if mode == "all" and current:
             replaced = {recorded_key(i.request, self.volatile) for i in new if i.request is not None}
             current = [i for i in current if i.request is None or recorded_key(i.request, self.volatile) not in replaced]
         elif mode == "rewrite" and current:

@@ -290,9 +290,16 @@ class Scrubber:
         m = self.matcher()
         return redact(value, m.find(value))
 
+    def _may_hold(self, m: Matcher, headers: list[tuple[str, str]]) -> bool:
+        """One pre-check over the values of the headers that are searched (those not replaced
+        whole by name: an ``authorization`` value always looks like a secret, and would send
+        every other header through the full search)."""
+        names = self._names
+        return m.may_hold("\n".join([v for k, v in headers if k.lower() not in names]))
+
     def headers_list(self, headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
         m = self.matcher()
-        check = m.may_hold("\n".join(v for _, v in headers))  # one pre-check for all values
+        check = self._may_hold(m, headers)
         out = []
         for k, v in headers:
             low = k.lower()
@@ -346,7 +353,7 @@ class Scrubber:
         for part in (inter.request, inter.response):
             if part is None:
                 continue
-            check = m.may_hold("\n".join(v for _, v in part.headers))
+            check = self._may_hold(m, part.headers)
             for k, v in part.headers:
                 low = k.lower()
                 if low in _LEARNED_HEADERS or low in self.headers:

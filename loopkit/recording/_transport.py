@@ -247,7 +247,15 @@ class CassetteTransport(httpx.BaseTransport, httpx.AsyncBaseTransport):
                 call.request_finished(slot, interaction)
 
         stream = self._record_cls(response.stream, self.clock, start, commit)
-        return self.mod.Response(status, headers=response.headers, stream=stream, extensions=response.extensions, request=request)
+        if type(response) is not self.mod.Response or hasattr(response, "_content") or response.is_stream_consumed or response.is_closed:
+            # a response of the other httpx module (an httpx inner transport under an httpx2
+            # client), or one whose body the inner transport already read (a handler's
+            # Response(content=...): httpx would answer from that copy and never iterate the
+            # stream): a new response of the client's module around the recording stream
+            return self.mod.Response(status, headers=response.headers, stream=stream, extensions=response.extensions, request=request)
+        response.stream = stream  # the inner response itself, unread: no second Response to build
+        response.request = request
+        return response
 
     def _inner(self) -> Any:
         if self.inner is None:

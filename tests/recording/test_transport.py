@@ -239,3 +239,28 @@ def test_non_utf8_chunk_is_stored_as_base64_and_replayed_exactly(tmp_path):
     stored = load_cassette_file(path).interactions[0].response.chunks
     assert stored[0].base64 is not None and stored[1].base64 is not None
     assert replay_chunks(path, [chat_body("hi")])[1] == [(200, chunks)]
+
+
+def test_a_body_the_inner_transport_already_read_is_recorded_and_the_request_is_set():
+    # httpx.MockTransport handlers often answer Response(content=...), which httpx reads at once;
+    # recording must not hand that response back with its stream swapped (httpx would serve the
+    # read copy and the recording would see no chunk)
+    cassette = Cassette(record_mode="all")
+    transport = RecordingTransport(httpx.MockTransport(lambda r: httpx.Response(200, content=b'{"ok": true}')), cassette)
+    with httpx.Client(transport=transport) as client:
+        assert client.post("https://x/v1/a", json={"n": 1}).json() == {"ok": True}
+        with client.stream("POST", "https://x/v1/a", json={"n": 2}) as r:
+            assert b"".join(r.iter_raw()) == b'{"ok": true}'
+    request = httpx.Request("POST", "https://x/v1/a", json={"n": 3})
+    direct = transport.handle_request(request)  # no client: the transport sets the request itself
+    assert direct.request is request
+    assert direct.read() == b'{"ok": true}'
+    direct.close()
+    assert [[c.text for c in i.response.chunks] for i in cassette.interactions] == [['{"ok": true}']] * 3
+    # and a streamed inner response is recorded chunk by chunk
+    streamed = Cassette(record_mode="all")
+    with httpx.Client(transport=RecordingTransport(chat_server({"hi": sse(*EVENTS)}), streamed)) as client:
+        with client.stream("POST", "https://x/v1/chat/completions", json=chat_body("hi")) as r:
+            assert r.request.url == "https://x/v1/chat/completions"
+            pieces = list(r.iter_raw())
+    assert [c.text.encode() for c in streamed.interactions[0].response.chunks] == pieces
