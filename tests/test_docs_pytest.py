@@ -35,7 +35,10 @@ def test_the_page_shows_complete_test_files() -> None:
 
 
 @pytest.mark.parametrize("name", sorted(TEST_FILES))
-def test_each_test_file_passes(pytester, name: str) -> None:
+def test_each_test_file_passes(pytester, monkeypatch, name: str) -> None:
+    # the inner run is a plain session even when this suite runs under pytest-xdist (syrupy prints
+    # no report in an xdist worker)
+    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
     # saved under another name: the suite's own test modules (test_snapshot, ...) are imported already
     pytester.makepyfile(**{"test_doc_" + name[5:-3]: TEST_FILES[name]})
     first = ["--snapshot-update"] if "snapshot" in TEST_FILES[name] else []
