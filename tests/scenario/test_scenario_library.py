@@ -80,7 +80,7 @@ def test_pytest_runs_a_library_file_from_the_repository_root() -> None:
 
     target = "scenarios/errors/tool_raises.yaml"
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "--loopkit-provider", "scripted", "--loopkit-provider", "anthropic", target],
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "--loopkit-provider", "scripted", "--loopkit-provider", "anthropic", target],
         cwd=ROOT,
         capture_output=True,
         text=True,
