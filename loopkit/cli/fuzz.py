@@ -99,16 +99,8 @@ def run(args: argparse.Namespace) -> int:
         return 0 if report.ok else 1
 
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
 
-    err = Console(stderr=True)
-    with Progress(TextColumn("[bold]fuzzing[/] {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as progress:
+    with progress_bar() as progress:
         tasks = {t.name: progress.add_task(t.name, total=args.examples) for t, _ in tools}
         report = fuzz_tools(
             [t for t, _ in tools] if not single else args.target,
@@ -206,3 +198,12 @@ def render_summary(report: Any) -> Any:
     bad = sum(not r.ok for r in report.reports)
     table.caption = f"{len(report.reports)} tool(s), {bad} with findings" + (f"; seed {report.reports[0].seed}" if report.reports else "")
     return table
+
+
+def progress_bar() -> Any:
+    """The progress display of a fuzzing run, on standard error, gone when the run ends."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn("[bold]fuzzing[/] {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    return Progress(*columns, console=Console(stderr=True), transient=True)

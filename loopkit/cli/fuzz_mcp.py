@@ -45,16 +45,10 @@ def run(args: argparse.Namespace) -> int:
         return 0 if report.ok else 1
 
     from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
 
-    err = Console(stderr=True)
-    with Progress(TextColumn("[bold]fuzzing[/] {task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True) as progress:
+    from .fuzz import progress_bar
+
+    with progress_bar() as progress:
         task = progress.add_task(server.label, total=None)
 
         def on_progress(tool: str, done: int, total: int) -> None:

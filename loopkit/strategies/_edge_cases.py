@@ -20,6 +20,7 @@ from ..errors import UsageError
 from . import _edges as edges
 from . import _keywords as kw
 from ._schema import JSONSchema, SchemaCompiler, merge
+from ._violations import _set
 
 Path = tuple[str | int, ...]
 DEEP = 64  # nesting depth of the deep values (a "maxDepth"-like limit tools and parsers trip on)
@@ -297,17 +298,6 @@ class _Missing:
 
 
 _NONE: Any = _Missing()
-
-
-def _set(value: Any, path: Path, new: Any) -> Any:
-    if not path:
-        return new
-    head, rest = path[0], path[1:]
-    if isinstance(value, dict):
-        return {**value, head: _set(value[head], rest, new) if head in value else new}
-    out = list(value)
-    out[head] = _set(out[head], rest, new)  # type: ignore[index]
-    return out
 
 
 def _nested(depth: int) -> Any:
