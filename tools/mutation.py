@@ -261,7 +261,7 @@ def wording_only(change: str) -> bool:
     if len(lines) != 2 or not (lines[0].startswith("- ") and lines[1].startswith("+ ")):
         return False
     try:
-        before, after = (ast.parse(line[2:].removeprefix("raise ").split(" from ")[0].strip(), mode="eval").body for line in lines)
+        before, after = (ast.parse(line[2:].strip()) for line in lines)
     except SyntaxError:
         return False
 
@@ -290,7 +290,7 @@ def wording_only(change: str) -> bool:
                 return False
         return True
 
-    return before is not None and ast.dump(before) != ast.dump(after) and same(before, after, False)
+    return ast.dump(before) != ast.dump(after) and same(before, after, False)
 
 
 def readme_section(summary: dict) -> str:
