@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
-from ._case import Case, CaseResult, Context
+from ._case import NON_STREAMED, Case, CaseResult, Context
 from ._cases import CASES
 from ._factory import ProviderFactory, did_you_mean, resolve_factory
 from ._harness import Harness
@@ -117,6 +117,8 @@ class Suite:
             return CaseResult(status="error", reason=problem, **base)
         try:
             reason = case.not_applicable(self.wire, self.provider())
+            if reason is None and case.streamed_only and not self.harness.streams():
+                reason = f"{NON_STREAMED} (its request {self.wire.streaming_switch}), so there is no stream for this case to act on"
             if reason is not None:
                 return CaseResult(status="not-applicable", reason=reason, **base)
             ctx = Context(self.harness, self.wire)
