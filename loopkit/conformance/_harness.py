@@ -171,6 +171,11 @@ class Harness:
             self._streams = ex.streamed is not False
         return self._streams
 
+    @property
+    def known_streams(self) -> bool | None:
+        """:meth:`streams` if it was read already, else None (reading it costs an exchange)."""
+        return self._streams
+
     def probe(self) -> Any:
         """A provider built once without a simulator behind it, to read class-level attributes."""
         import loopkit.simulators as simulators
