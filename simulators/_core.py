@@ -4,6 +4,8 @@ A protocol module subclasses :class:`Simulator` and writes its wire format only:
 request validation, the error body, a non-streaming body, and the stream as a list of complete wire
 events. This module consumes the script, logs every request, applies faults (HTTP status, an
 in-stream error after N events, a truncated stream, delays) and reports overruns and unused turns.
+A non-streamed answer (a JSON body) has no events: :class:`~loopkit.script.Truncate` drops its
+connection half-way through the body, and :class:`~loopkit.script.MidStreamError` does not apply.
 
 Only ``loopkit.script``, ``loopkit.messages`` and ``loopkit.errors`` are imported: the encoders are
 written independently of ``loopkit.providers`` so a misreading cannot hide on both sides of a test.

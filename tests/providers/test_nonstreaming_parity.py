@@ -129,3 +129,15 @@ def test_an_error_turn_fails_the_same_way_in_both_forms(protocol: str) -> None:
         except ProviderError as exc:
             outcomes.append((type(exc), exc.error_type, str(exc)))
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("protocol", list(ADAPTERS))
+def test_the_simulator_cuts_a_json_body_half_way_and_drops_the_connection(protocol: str) -> None:
+    text = "This body is cut off half-way."
+    probe = simulators.create(protocol, [text])
+    _ = list(adapter_class(protocol)(model="sim-model", api_key="sim-key", stream=False, transport=simulators.transport(probe)).stream(ModelRequest([UserMessage(content="Go.")])))
+    request = probe.requests[0]  # a non-streamed request, as the adapter sends it
+    full = simulators.create(protocol, [text]).handle(request)
+    cut = simulators.create(protocol, [Turn(text=text, faults=(Truncate(),))]).handle(request)
+    assert cut.truncated and not full.truncated
+    assert cut.body == full.body[: len(full.body) // 2]
