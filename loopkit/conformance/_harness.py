@@ -3,15 +3,14 @@
 The simulator is in process (an httpx transport) when the factory takes ``transport=``, else served
 on 127.0.0.1. Retry waits go through a recorded :class:`~loopkit.retry.RetryPolicy` when the factory
 takes ``retry=``; attempts are always read from the simulator's request log. Responses can be
-rewritten (a wire stop reason the Script cannot say) and re-chunked (every few bytes, so chunk
-boundaries fall inside UTF-8 sequences).
+cut short cleanly and re-chunked (every few bytes, so chunk boundaries fall inside UTF-8
+sequences). Each exchange records whether the adapter's request asked for a streamed answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sys
 import threading
 import time

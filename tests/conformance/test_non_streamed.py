@@ -22,6 +22,8 @@ from loopkit.events import StreamEvent
 from loopkit.provider import ModelRequest
 from loopkit.providers import adapter_class
 
+pytest_plugins = ["pytester"]
+
 NON_STREAMED = "the adapter asked for a non-streamed answer"
 
 
@@ -172,3 +174,14 @@ def test_cli_no_stream(capsys) -> None:
     assert data["streamed"] is True and data["results"][0]["status"] == "pass"
     assert main(["conformance", "broken_adapters:required_to_auto_factory", "--protocol", "bedrock", "--no-stream"]) == 2
     assert "decides that itself" in capsys.readouterr().err
+
+
+def test_pytest_plugin_no_stream(pytester: pytest.Pytester) -> None:
+    from test_conformance_plugin import BEDROCK_NOT_APPLICABLE, PLUGIN_ARGS
+
+    from loopkit.conformance import CASE_IDS
+
+    skipped = BEDROCK_NOT_APPLICABLE + 2  # failure.mid_stream and failure.abort
+    result = pytester.runpytest(*PLUGIN_ARGS, "--loopkit-adapter=bedrock", "--loopkit-protocol=bedrock", "--loopkit-no-stream", "-rs")
+    result.assert_outcomes(passed=len(CASE_IDS) - skipped, skipped=skipped)
+    result.stdout.fnmatch_lines(["*not applicable: the adapter asked for a non-streamed answer (its request calls /converse*"])
