@@ -96,8 +96,9 @@ def prepare(group: str) -> Path:
         shutil.rmtree(work)
     work.mkdir(parents=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(ROOT / "loopkit", work / "loopkit", ignore=ignore)
-    shutil.copytree(ROOT / "simulators", work / "loopkit" / "simulators", ignore=ignore)
+    shutil.copytree(ROOT / "loopkit", work / "loopkit", ignore=ignore, dirs_exist_ok=True)
+    # a checkout may link loopkit/simulators to the folder (so it imports its own simulators)
+    shutil.copytree(ROOT / "simulators", work / "loopkit" / "simulators", ignore=ignore, dirs_exist_ok=True)
     (work / "pyproject.toml").write_text(PYPROJECT.format(modules=json.dumps(list(modules))), encoding="utf-8")
     return work
 
