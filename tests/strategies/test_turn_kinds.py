@@ -104,6 +104,12 @@ def test_scripts_draw_every_kind_by_default():
     draws_all(scripts(TOOLS, protocol="anthropic", malformed=False), set(TURN_KINDS), examples=150)
 
 
+def test_from_type_turns_draw_the_kinds_that_end_a_run_with_stop():
+    from loopkit.strategies._register import message_strategies
+
+    draws_all(message_strategies()[Turn], set(KINDS) - {"refusal", "content_filter"}, examples=150)
+
+
 @pytest.mark.parametrize("protocol", PROTOCOLS)
 @FEW
 @given(data=st.data())
