@@ -201,7 +201,10 @@ def kind_turns(
             kw.update(text=draw(_SOME_TEXT), stop_reason="length")
         elif ending == "stop_sequence":
             seq = draw(pick_sequence)
-            kw.update(stop_sequence=seq, text=draw(_TEXT).replace(seq, ""))
+            text = draw(_TEXT)
+            while seq in text:  # the model stops at the sequence: what came before it never holds it
+                text = text.replace(seq, "")
+            kw.update(stop_sequence=seq, text=text)
         elif ending == "refusal":
             kw.update(refusal=draw(_REFUSAL_TEXT), text=draw(refusal_text))
         elif ending == "content_filter":
