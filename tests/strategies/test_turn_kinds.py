@@ -169,7 +169,7 @@ def test_bad_input_raises_eagerly(call, message):
 # --- defaults -----------------------------------------------------------------------------------
 
 
-@settings(max_examples=30)
+@settings(max_examples=20)
 @given(scripts(TOOLS))
 def test_without_a_protocol_the_default_never_ends_a_run_with_an_error(script):
     assert not any(t.refusal is not None or t.content_filter or t.wire_stop_reason for t in script)
@@ -198,7 +198,9 @@ def test_sessions_draw_the_kinds_their_scripted_provider_reads(session):
 # --- shrinking ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", TURN_KINDS)
+# every ending, and two content kinds (they shrink alike: a flag each, and split_usage's usage is
+# the same draw as reasoning_tokens')
+@pytest.mark.parametrize("kind", [k for k in TURN_KINDS if k != "split_usage"])
 def test_a_turn_shrinks_to_the_one_kind_a_failure_needs(kind):
     found = find(turns("anthropic"), lambda t: kind in kinds_of(t), settings=settings(max_examples=500, database=None, derandomize=True))
     assert kinds_of(found) == (kind,) and not found.tool_calls and len(found.text or "") <= 1
