@@ -256,6 +256,8 @@ class OpenAIChatWire(Wire):
             StopCase("tool_calls", frozenset({"toolUse"}), _CALL),
             StopCase("length", frozenset({"length"}), {"text": "Cut", "stop_reason": "length"}),
             StopCase("content_filter", frozenset({"error"}), _TEXT, rewrite=finish("content_filter")),
+            # §1.7: a call forced by tool_choice ends with finish_reason "stop"; the answer holds calls
+            StopCase("stop (with tool calls)", frozenset({"toolUse"}), _CALL, rewrite=finish("stop")),
         ]
 
 

@@ -424,6 +424,7 @@ MAY_ALSO_FAIL: dict[tuple[str, str], set[str]] = {
             # requests whose history holds a call: the simulators reject the wrong type with a 400
             "request.reasoning.passback",
             "stream.ids_across_calls",
+            "request.history.call_item_ids",
         }
         for p in ALL
     },

@@ -9,9 +9,9 @@ from loopkit.conformance import CASE_IDS, Suite, run_suite
 # What each protocol cannot express (the suite must say so, never pass it silently).
 NOT_APPLICABLE: dict[str, set[str]] = {
     "openai_chat": {"request.parallel.with_none", "request.history.is_error", "request.reasoning.passback", "stream.thinking", "failure.http_529",
-                    "kind.pause_turn", "kind.redacted_thinking", "kind.usage_split"},
+                    "kind.pause_turn", "kind.redacted_thinking", "kind.usage_split", "request.history.call_item_ids"},
     "openai_responses": {"request.parallel.with_none", "request.history.is_error", "failure.http_529", "kind.stop_sequence", "kind.pause_turn", "kind.usage_split"},
-    "anthropic": set(),
+    "anthropic": {"request.history.call_item_ids"},
     "gemini": {
         "request.tools.strict",
         "request.parallel.disabled",
@@ -25,8 +25,9 @@ NOT_APPLICABLE: dict[str, set[str]] = {
         "kind.refusal",
         "kind.pause_turn",
         "kind.redacted_thinking",
+        "request.history.call_item_ids",
     },
-    "bedrock": {"request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529", "kind.refusal", "kind.pause_turn", "kind.usage_split"},
+    "bedrock": {"request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529", "kind.refusal", "kind.pause_turn", "kind.usage_split", "request.history.call_item_ids"},
 }
 
 

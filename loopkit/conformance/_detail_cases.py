@@ -1,0 +1,191 @@
+"""Details a shallow adapter gets wrong: the answer's metadata, cached prompt tokens, image parts
+of a user message, an answer the model itself failed, and the call item ids a stateless Responses
+conversation must echo.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import ProviderError
+from ..events import DoneEvent
+from ..messages import ImageContent, TextContent, ToolResultMessage, Usage, UserMessage, user
+from ..script import Turn, call
+from ._case import Case, Context
+from ._failure_cases import expect_failure, said
+from ._fixtures import PROMPT, SIGNATURE, accepted, answer, call_ids, finished, only_calls, request
+from ._harness import MAX_RETRIES, Exchange
+from ._wire import Wire
+
+MODEL = "conformance-model-2026-01"
+RESPONSE_ID = "conformance-response-0001"
+
+
+def _stamp(event: str | None, data: Any) -> Any:
+    """Give the answer a distinctive model name and response id, where the protocol carries them:
+    a Chat chunk's ``model``/``id``, a Responses lifecycle event's ``response``, Anthropic's
+    ``message_start.message``, Gemini's ``modelVersion``/``responseId``."""
+    if not isinstance(data, dict):
+        return data
+    for holder in (data, data.get("response"), data.get("message")):
+        if isinstance(holder, dict) and isinstance(holder.get("model"), str):
+            holder["model"] = MODEL
+            if "id" in holder:
+                holder["id"] = RESPONSE_ID
+    if "modelVersion" in data:
+        data["modelVersion"] = MODEL
+    if "responseId" in data:
+        data["responseId"] = RESPONSE_ID
+    return data
+
+
+def check_start_metadata(ctx: Context) -> None:
+    carried = ctx.wire.name != "bedrock"  # ConverseStream names neither the model nor the answer (§5.4)
+    ex = answer(ctx, [Turn(text="Hello.")], rewrite=_stamp if carried else None)
+    m = finished(ctx, ex)
+    if m is None:
+        return
+    for what, value in (("api", m.api), ("provider", m.provider), ("model", m.model)):
+        if not isinstance(value, str) or not value:
+            ctx.fail(f"the message's {what} (from the start event)", "a non-empty name", value)
+    if carried:
+        ctx.expect("the model that answered (from the answer, not the request)", m.model, MODEL)
+        ctx.expect("the answer's response id", m.response_id, RESPONSE_ID)
+
+
+CACHED = Usage(input=11, output=7, cache_read=40, total_tokens=58)
+
+
+def check_cached_usage(ctx: Context) -> None:
+    m = finished(ctx, answer(ctx, [Turn(text="Cached.", usage=CACHED)]))
+    if m is None:
+        return
+    u = m.usage
+    ctx.expect(
+        "usage (input without the cached tokens, output, cache_read, total_tokens)",
+        (u.input, u.output, u.cache_read, u.total_tokens),
+        (CACHED.input, CACHED.output, CACHED.cache_read, CACHED.total_tokens),
+    )
+
+
+PIXEL = base64.b64encode(bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000" "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082")).decode()
+PICTURE_PROMPT = "What is in this picture?"
+
+
+def _user_parts(protocol: str, body: Any) -> list[tuple[str, ...]]:
+    """The parts of the request's user messages, as ``("text", text)`` / ``("image", mime, base64)``."""
+    if not isinstance(body, Mapping):
+        return []
+    if protocol == "openai_responses":
+        turns = [i.get("content") for i in body.get("input") or () if isinstance(i, Mapping) and i.get("role") == "user"]
+    elif protocol == "gemini":
+        turns = [c.get("parts") for c in body.get("contents") or () if isinstance(c, Mapping) and c.get("role") == "user"]
+    else:
+        turns = [m.get("content") for m in body.get("messages") or () if isinstance(m, Mapping) and m.get("role") == "user"]
+    out: list[tuple[str, ...]] = []
+    for content in turns:
+        if isinstance(content, str):
+            out.append(("text", content))
+            continue
+        for p in content if isinstance(content, list) else ():
+            if isinstance(p, Mapping):
+                out.append(_part(protocol, p))
+    return out
+
+
+def _part(protocol: str, p: Mapping[str, Any]) -> tuple[str, ...]:
+    kind = p.get("type")
+    if protocol == "openai_chat" and kind == "text" or protocol == "openai_responses" and kind == "input_text" or protocol == "anthropic" and kind == "text":
+        return ("text", p.get("text"))
+    if protocol in ("gemini", "bedrock") and "text" in p:
+        return ("text", p["text"])
+    url = None
+    if protocol == "openai_chat" and kind == "image_url":
+        url = (p.get("image_url") or {}).get("url")
+    elif protocol == "openai_responses" and kind == "input_image":
+        url = p.get("image_url")
+    if isinstance(url, str) and url.startswith("data:") and ";base64," in url:
+        mime, _, data = url[5:].partition(";base64,")
+        return ("image", mime, data)
+    if protocol == "anthropic" and kind == "image" and isinstance(p.get("source"), Mapping) and p["source"].get("type") == "base64":
+        return ("image", p["source"].get("media_type"), p["source"].get("data"))
+    inline = p.get("inlineData") or p.get("inline_data") if protocol == "gemini" else None
+    if isinstance(inline, Mapping):
+        return ("image", inline.get("mimeType") or inline.get("mime_type"), inline.get("data"))
+    image = p.get("image") if protocol == "bedrock" else None
+    if isinstance(image, Mapping) and isinstance(image.get("source"), Mapping):
+        return ("image", f"image/{image.get('format')}", image["source"].get("bytes"))
+    return ("unreadable", repr(dict(p))[:120])
+
+
+def check_user_images(ctx: Context) -> None:
+    content = [TextContent(text=PICTURE_PROMPT), ImageContent(data=PIXEL, mime_type="image/png")]
+    ex = answer(ctx, ["A single pixel."], request(messages=[UserMessage(content=content)]))
+    accepted(ctx, ex)
+    ctx.expect("the user message's parts, in order (text, then the image's media type and base64 data)", _user_parts(ctx.wire.name, ex.body), [("text", PICTURE_PROMPT), ("image", "image/png", PIXEL)])
+
+
+def check_model_error(ctx: Context) -> None:
+    """``Turn.error``: the model failed the answer (Responses ``response.failed``, an in-stream
+    error frame, an ``error`` finish). Scripted on every attempt, so a protocol whose failure is
+    an HTTP 5xx fails after its retries too."""
+    message = "The model failed to produce an answer (conformance)"
+    ex = answer(ctx, [Turn(text="Partial", error=message) for _ in range(MAX_RETRIES + 1)])
+    expect_failure(ctx, ex, (ProviderError,), "an answer the model failed")
+    if message not in said(ex):
+        ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
+    if any(isinstance(e, DoneEvent) for e in ex.events):
+        ctx.fail("events", "no 'done' event", ex.outcome())
+    if ctx.wire.name == "openai_responses" and isinstance(ex.error, ProviderError):
+        if (ex.error.error_type or "").lower() != "server_error":
+            ctx.fail("the error's error_type (response.error.code)", "server_error", ex.error.error_type)
+
+
+def _responses_only(wire: Wire, provider: Any) -> str | None:
+    if wire.name == "openai_responses":
+        return None
+    return f"only the Responses API gives a call an item id apart from its call id ({wire.name} has one id per call)"
+
+
+def check_call_item_ids(ctx: Context) -> None:
+    item_ids: list[str] = []
+
+    def note_ids(event: str | None, data: Any) -> Any:
+        item = data.get("item") if isinstance(data, dict) and data.get("type") == "response.output_item.done" else None
+        if isinstance(item, dict) and item.get("type") == "function_call" and item.get("id") not in item_ids:
+            item_ids.append(item["id"])
+        return data
+
+    a, _ = call_ids(ctx.wire)
+
+    def next_request(done: list[Exchange]) -> Any:
+        if not done:
+            return request()
+        if len(done) > 1 or done[0].message is None:
+            return None
+        results = [ToolResultMessage(tool_call_id=c.id, tool_name=c.name, content=[TextContent(text="18 C")]) for c in only_calls(done[0].message)]
+        return request(messages=[user(PROMPT), done[0].message, *results])
+
+    first = Turn(thinking="The user wants the weather.", thinking_signature=SIGNATURE, tool_calls=(call("get_weather", {"city": "Paris"}, id=a),))
+    rounds = ctx.harness.run_rounds([first, Turn(text="Done.")], next_request, rewrite=note_ids)
+    m = finished(ctx, rounds[0], "model call 1")
+    if m is None:
+        return
+    if len(rounds) < 2 or not rounds[1].bodies:
+        ctx.fail("the next request", "sent, with the calls in the history", "not sent")
+        return
+    accepted(ctx, rounds[1])
+    items = [i for i in (rounds[1].bodies[0] or {}).get("input") or () if isinstance(i, Mapping) and i.get("type") in ("function_call", "reasoning")]
+    ctx.expect("the echoed call (call_id, item id)", [(i.get("call_id"), i.get("id")) for i in items if i.get("type") == "function_call"], [(a, item_ids[0] if item_ids else "fc_...")])
+    ctx.expect("the reasoning item echoed just before its call", [i.get("type") for i in items], ["reasoning", "function_call"])
+
+
+DETAIL_CASES: tuple[Case, ...] = (
+    Case("stream.start_metadata", "The message names its api and provider, and the model and response id the answer carries.", "docs/loop-contract.md §7.6; docs/wire.md §1.4 rule 1, §2.4, §3.4, §4.4", check_start_metadata),
+    Case("usage.cache_read", "Cached prompt tokens are reported as cache_read and left out of input; total_tokens is the answer's total.", "docs/wire.md §1.3, §2.3, §3.3, §4.3, §5.4", check_cached_usage),
+    Case("request.user_images", "A user message's text and image parts reach the wire in order, the image with its media type and base64 data.", "docs/wire.md §2.2 and each protocol's user content form", check_user_images),
+    Case("failure.model_error", "An answer the model itself failed (response.failed, an error frame or finish) fails the call with the provider's message, never a 'done'.", "docs/wire.md §2.5, §6.3; docs/loop-contract.md §7.5", check_model_error),
+    Case("request.history.call_item_ids", "An echoed function call carries both its call_id and the item id the answer gave it, after its reasoning item.", "docs/wire.md §2.6, §2.7 #2", check_call_item_ids, _responses_only),
+)

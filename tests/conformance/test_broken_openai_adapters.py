@@ -1,0 +1,26 @@
+"""Each planted OpenAI bug fails exactly its cases, and every detail case is proven by a bug."""
+
+from __future__ import annotations
+
+import pytest
+from broken_openai_adapters import OPENAI_EXPECTED, broken_openai
+
+from loopkit.conformance import CASES, run_suite
+from loopkit.conformance._detail_cases import DETAIL_CASES
+
+
+@pytest.mark.parametrize(("bug", "protocol"), list(OPENAI_EXPECTED), ids=[f"{b}-{p}" for b, p in OPENAI_EXPECTED])
+def test_planted_openai_bug_fails_exactly_the_right_cases(bug: str, protocol: str) -> None:
+    report = run_suite(broken_openai(bug, protocol), protocol)
+    assert set(report.failing()) == OPENAI_EXPECTED[bug, protocol], "\n".join(f"{r.case_id}: {r.detail}" for r in report.results if r.status != "pass")
+    assert all(r.mismatches for r in report.results if r.status == "fail"), "a failure says what was parsed or sent"
+
+
+def test_every_detail_case_is_registered_and_proven_by_a_bug() -> None:
+    assert all(c in CASES for c in DETAIL_CASES)
+    assert {c.id for c in DETAIL_CASES} <= set().union(*OPENAI_EXPECTED.values())
+
+
+def test_unknown_bug_is_refused() -> None:
+    with pytest.raises(ValueError, match="no planted bug"):
+        broken_openai("failed_without_details", "openai_chat")
