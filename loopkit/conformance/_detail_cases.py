@@ -6,12 +6,14 @@ conversation must echo.
 from __future__ import annotations
 
 import base64
+import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import ProviderError
 from ..events import DoneEvent
-from ..messages import ImageContent, TextContent, ToolResultMessage, Usage, UserMessage, user
+from ..messages import ImageContent, TextContent, ThinkingContent, ToolResultMessage, Usage, UserMessage, user
 from ..script import Turn, call
 from ._case import Case, Context
 from ._failure_cases import expect_failure, said
@@ -182,10 +184,76 @@ def check_call_item_ids(ctx: Context) -> None:
     ctx.expect("the reasoning item echoed just before its call", [i.get("type") for i in items], ["reasoning", "function_call"])
 
 
+SUMMARY_PARTS = ("First, find the city.", "Then ask for its weather.")
+
+
+def _payload(chunk: bytes) -> dict[str, Any] | None:
+    for line in chunk.decode("utf-8").splitlines():
+        if line.startswith("data:"):
+            try:
+                data = json.loads(line[5:])
+            except ValueError:
+                return None
+            return data if isinstance(data, dict) else None
+    return None
+
+
+def _event(data: dict[str, Any]) -> bytes:
+    return f"event: {data['type']}\ndata: {json.dumps(data, ensure_ascii=False, separators=(',', ':'))}\n\n".encode()
+
+
+def _two_summary_parts(chunks: list[bytes]) -> list[bytes]:
+    """The Responses stream with its reasoning summary sent as two parts, each with its own
+    ``reasoning_summary_part.added`` ... ``.done`` events (what the API sends for a summary of
+    several paragraphs, docs/wire.md §2.4); the finished item and response list both parts."""
+    parts = [{"type": "summary_text", "text": t} for t in SUMMARY_PARTS]
+    out: list[dict[str, Any]] = []
+    for data in (_payload(c) for c in chunks):
+        if data is None:
+            continue
+        kind = data.get("type", "")
+        if kind.startswith("response.reasoning_summary_"):
+            if kind == "response.reasoning_summary_part.added":
+                at = {"item_id": data.get("item_id"), "output_index": data.get("output_index")}
+                for n, part in enumerate(parts):
+                    out.append({"type": "response.reasoning_summary_part.added", **at, "summary_index": n, "part": {"type": "summary_text", "text": ""}})
+                    words = part["text"].split(" ")
+                    out += [{"type": "response.reasoning_summary_text.delta", **at, "summary_index": n, "delta": d} for d in [w + " " for w in words[:-1]] + words[-1:]]
+                    out.append({"type": "response.reasoning_summary_text.done", **at, "summary_index": n, "text": part["text"]})
+                    out.append({"type": "response.reasoning_summary_part.done", **at, "summary_index": n, "part": part})
+            continue
+        for item in [data.get("item")] + list((data.get("response") or {}).get("output") or []):
+            if isinstance(item, dict) and item.get("type") == "reasoning" and item.get("summary"):
+                item["summary"] = parts
+        out.append(data)
+    for n, data in enumerate(out):
+        data["sequence_number"] = n
+    return [_event(d) for d in out]
+
+
+def _responses_summary(wire: Wire, provider: Any) -> str | None:
+    if wire.name == "openai_responses":
+        return None
+    return f"only the Responses API splits a reasoning summary into parts ({wire.name} streams thinking as one block)"
+
+
+def check_summary_parts(ctx: Context) -> None:
+    ex = answer(ctx, [Turn(thinking="One part, made two by the case.", thinking_signature=SIGNATURE, text="Sunny.")], cut=_two_summary_parts)
+    m = finished(ctx, ex, "an answer whose reasoning summary has two parts")
+    if m is None:
+        return
+    thinking = [b.thinking for b in m.content if isinstance(b, ThinkingContent)]
+    first, second = SUMMARY_PARTS
+    if len(thinking) != 1 or not re.fullmatch(re.escape(first) + r"\s+" + re.escape(second), thinking[0]):
+        ctx.fail("the thinking block (both summary parts, in order, kept apart)", f"{first!r}, white space, {second!r}", thinking)
+    ctx.expect("text", m.text, "Sunny.")
+
+
 DETAIL_CASES: tuple[Case, ...] = (
     Case("stream.start_metadata", "The message names its api and provider, and the model and response id the answer carries.", "docs/loop-contract.md §7.6; docs/wire.md §1.4 rule 1, §2.4, §3.4, §4.4", check_start_metadata),
     Case("usage.cache_read", "Cached prompt tokens are reported as cache_read and left out of input; total_tokens is the answer's total.", "docs/wire.md §1.3, §2.3, §3.3, §4.3, §5.4", check_cached_usage),
     Case("request.user_images", "A user message's text and image parts reach the wire in order, the image with its media type and base64 data.", "docs/wire.md §2.2 and each protocol's user content form", check_user_images),
     Case("failure.model_error", "An answer the model itself failed (response.failed, an error frame or finish) fails the call with the provider's message, never a 'done'.", "docs/wire.md §2.5, §6.3; docs/loop-contract.md §7.5", check_model_error),
+    Case("stream.thinking.summary_parts", "A reasoning summary streamed in several parts becomes one thinking block with every part, in order.", "docs/wire.md §2.4", check_summary_parts, _responses_summary),
     Case("request.history.call_item_ids", "An echoed function call carries both its call_id and the item id the answer gave it, after its reasoning item.", "docs/wire.md §2.6, §2.7 #2", check_call_item_ids, _responses_only),
 )

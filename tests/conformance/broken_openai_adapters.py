@@ -10,6 +10,7 @@ builds. ``OPENAI_EXPECTED`` maps (bug, protocol) to the case ids that must fail,
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -80,6 +81,20 @@ class _FailedWithoutDetails(ResponsesStreamDecoder):
         super()._on_event(name, data, out)
 
 
+class _FirstSummaryPartOnly(ResponsesStreamDecoder):
+    """Reads a reasoning summary's first part only (``summary_index`` 0, ``summary[0]``)."""
+
+    __slots__ = ()
+
+    def _on_event(self, name: str, data: str, out: list[StreamEvent]) -> None:
+        ev = json.loads(data) if data.startswith("{") else None
+        if isinstance(ev, dict) and ev.get("summary_index", 0) > 0:
+            return
+        if isinstance(ev, dict) and isinstance(ev.get("item"), dict) and ev["item"].get("summary"):
+            data = json.dumps({**ev, "item": {**ev["item"], "summary": ev["item"]["summary"][:1]}})
+        super()._on_event(name, data, out)
+
+
 class _FinishReasonAlone(ChatStreamDecoder):
     """Maps finish_reason alone: a forced call's ``stop`` is taken as a plain stop."""
 
@@ -104,6 +119,8 @@ def broken_openai(bug: str, protocol: str) -> Callable[..., Any]:
         cls = _request_bug(base, {"drops_images": _drops_images, "drops_item_ids": _drops_item_ids}[bug](protocol), f"{bug}_{protocol}")
     elif bug == "failed_without_details" and base is OpenAIResponsesProvider:
         cls = _decoder_bug(base, _FailedWithoutDetails)
+    elif bug == "first_summary_part_only" and base is OpenAIResponsesProvider:
+        cls = _decoder_bug(base, _FirstSummaryPartOnly)
     elif bug == "finish_reason_alone" and base is OpenAIChatProvider:
         cls = _decoder_bug(base, _FinishReasonAlone)
     else:
@@ -121,4 +138,5 @@ OPENAI_EXPECTED: dict[tuple[str, str], set[str]] = {
     ("drops_item_ids", "openai_responses"): {"request.history.call_item_ids"},
     ("failed_without_details", "openai_responses"): {"failure.model_error"},
     ("finish_reason_alone", "openai_chat"): {"stop.reasons"},
+    ("first_summary_part_only", "openai_responses"): {"stream.thinking.summary_parts"},
 }

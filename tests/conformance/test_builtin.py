@@ -9,9 +9,9 @@ from loopkit.conformance import CASE_IDS, Suite, run_suite
 # What each protocol cannot express (the suite must say so, never pass it silently).
 NOT_APPLICABLE: dict[str, set[str]] = {
     "openai_chat": {"request.parallel.with_none", "request.history.is_error", "request.reasoning.passback", "stream.thinking", "failure.http_529",
-                    "kind.pause_turn", "kind.redacted_thinking", "kind.usage_split", "request.history.call_item_ids"},
+                    "kind.pause_turn", "kind.redacted_thinking", "kind.usage_split", "request.history.call_item_ids", "stream.thinking.summary_parts"},
     "openai_responses": {"request.parallel.with_none", "request.history.is_error", "failure.http_529", "kind.stop_sequence", "kind.pause_turn", "kind.usage_split"},
-    "anthropic": {"request.history.call_item_ids"},
+    "anthropic": {"request.history.call_item_ids", "stream.thinking.summary_parts"},
     "gemini": {
         "request.tools.strict",
         "request.parallel.disabled",
@@ -26,8 +26,9 @@ NOT_APPLICABLE: dict[str, set[str]] = {
         "kind.pause_turn",
         "kind.redacted_thinking",
         "request.history.call_item_ids",
+        "stream.thinking.summary_parts",
     },
-    "bedrock": {"request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529", "kind.refusal", "kind.pause_turn", "kind.usage_split", "request.history.call_item_ids"},
+    "bedrock": {"request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529", "kind.refusal", "kind.pause_turn", "kind.usage_split", "request.history.call_item_ids", "stream.thinking.summary_parts"},
 }
 
 
