@@ -8,7 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import ProviderError
@@ -25,7 +25,7 @@ MODEL = "conformance-model-2026-01"
 RESPONSE_ID = "conformance-response-0001"
 
 
-def _stamp(event: str | None, data: Any) -> Any:
+def _stamp(data: Any) -> Any:
     """Give the answer a distinctive model name and response id, where the protocol carries them:
     a Chat chunk's ``model``/``id``, a Responses lifecycle event's ``response``, Anthropic's
     ``message_start.message``, Gemini's ``modelVersion``/``responseId``."""
@@ -43,9 +43,31 @@ def _stamp(event: str | None, data: Any) -> Any:
     return data
 
 
+def _payloads(chunks: list[bytes], edit: Callable[[Any], Any]) -> list[bytes]:
+    """Apply ``edit`` to every JSON payload of an answer: each ``data:`` line of a server-sent
+    event stream, or the whole JSON body of a non-streamed answer."""
+    if not any(b"data:" in c for c in chunks):
+        try:
+            return [json.dumps(edit(json.loads(b"".join(chunks))), ensure_ascii=False).encode()]
+        except ValueError:
+            return chunks
+    out = []
+    for chunk in chunks:
+        lines = chunk.decode("utf-8").split("\n")
+        for i, line in enumerate(lines):
+            if line.startswith("data:"):
+                try:
+                    data = json.loads(line[5:])
+                except ValueError:
+                    continue
+                lines[i] = "data: " + json.dumps(edit(data), ensure_ascii=False, separators=(",", ":"))
+        out.append("\n".join(lines).encode("utf-8"))
+    return out
+
+
 def check_start_metadata(ctx: Context) -> None:
-    carried = ctx.wire.name != "bedrock"  # ConverseStream names neither the model nor the answer (§5.4)
-    ex = answer(ctx, [Turn(text="Hello.")], rewrite=_stamp if carried else None)
+    carried = ctx.wire.name != "bedrock"  # Converse names neither the model nor the answer (§5.3, §5.4)
+    ex = answer(ctx, [Turn(text="Hello.")], cut=(lambda chunks: _payloads(chunks, _stamp)) if carried else None)
     m = finished(ctx, ex)
     if m is None:
         return
@@ -154,10 +176,11 @@ def _responses_only(wire: Wire, provider: Any) -> str | None:
 def check_call_item_ids(ctx: Context) -> None:
     item_ids: list[str] = []
 
-    def note_ids(event: str | None, data: Any) -> Any:
-        item = data.get("item") if isinstance(data, dict) and data.get("type") == "response.output_item.done" else None
-        if isinstance(item, dict) and item.get("type") == "function_call" and item.get("id") not in item_ids:
-            item_ids.append(item["id"])
+    def note_ids(data: Any) -> Any:
+        """The item ids of the answer's function calls (streamed, or in a whole response's output)."""
+        if isinstance(data, dict):
+            items = [data.get("item")] + list(data.get("output") or ()) + list((data.get("response") or {}).get("output") or ())
+            item_ids.extend(i["id"] for i in items if isinstance(i, dict) and i.get("type") == "function_call" and i.get("id") and i["id"] not in item_ids)
         return data
 
     a, _ = call_ids(ctx.wire)
@@ -171,7 +194,7 @@ def check_call_item_ids(ctx: Context) -> None:
         return request(messages=[user(PROMPT), done[0].message, *results])
 
     first = Turn(thinking="The user wants the weather.", thinking_signature=SIGNATURE, tool_calls=(call("get_weather", {"city": "Paris"}, id=a),))
-    rounds = ctx.harness.run_rounds([first, Turn(text="Done.")], next_request, rewrite=note_ids)
+    rounds = ctx.harness.run_rounds([first, Turn(text="Done.")], next_request, cut=lambda chunks: _payloads(chunks, note_ids))
     m = finished(ctx, rounds[0], "model call 1")
     if m is None:
         return
@@ -254,6 +277,6 @@ DETAIL_CASES: tuple[Case, ...] = (
     Case("usage.cache_read", "Cached prompt tokens are reported as cache_read and left out of input; total_tokens is the answer's total.", "docs/wire.md §1.3, §2.3, §3.3, §4.3, §5.4", check_cached_usage),
     Case("request.user_images", "A user message's text and image parts reach the wire in order, the image with its media type and base64 data.", "docs/wire.md §2.2 and each protocol's user content form", check_user_images),
     Case("failure.model_error", "An answer the model itself failed (response.failed, an error frame or finish) fails the call with the provider's message, never a 'done'.", "docs/wire.md §2.5, §6.3; docs/loop-contract.md §7.5", check_model_error),
-    Case("stream.thinking.summary_parts", "A reasoning summary streamed in several parts becomes one thinking block with every part, in order.", "docs/wire.md §2.4", check_summary_parts, _responses_summary),
+    Case("stream.thinking.summary_parts", "A reasoning summary streamed in several parts becomes one thinking block with every part, in order.", "docs/wire.md §2.4", check_summary_parts, _responses_summary, streamed_only=True),
     Case("request.history.call_item_ids", "An echoed function call carries both its call_id and the item id the answer gave it, after its reasoning item.", "docs/wire.md §2.6, §2.7 #2", check_call_item_ids, _responses_only),
 )
