@@ -162,6 +162,11 @@ def check_model_error(ctx: Context) -> None:
         ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
     if any(isinstance(e, DoneEvent) for e in ex.events):
         ctx.fail("events", "no 'done' event", ex.outcome())
+    if isinstance(ex.error, ProviderError):  # loopkit's errors say where they come from and keep the decoded error
+        if not ex.error.provider:
+            ctx.fail("the error's provider", "the protocol that raised it", ex.error.provider)
+        if message not in json.dumps(ex.error.body, ensure_ascii=False, default=str):
+            ctx.fail("the error's body (the provider's decoded error)", f"holding {message!r}", ex.error.body)
     if ctx.wire.name == "openai_responses" and isinstance(ex.error, ProviderError):
         if (ex.error.error_type or "").lower() != "server_error":
             ctx.fail("the error's error_type (response.error.code)", "server_error", ex.error.error_type)
@@ -276,7 +281,7 @@ DETAIL_CASES: tuple[Case, ...] = (
     Case("stream.start_metadata", "The message names its api and provider, and the model and response id the answer carries.", "docs/loop-contract.md §7.6; docs/wire.md §1.4 rule 1, §2.4, §3.4, §4.4", check_start_metadata),
     Case("usage.cache_read", "Cached prompt tokens are reported as cache_read and left out of input; total_tokens is the answer's total.", "docs/wire.md §1.3, §2.3, §3.3, §4.3, §5.4", check_cached_usage),
     Case("request.user_images", "A user message's text and image parts reach the wire in order, the image with its media type and base64 data.", "docs/wire.md §2.2 and each protocol's user content form", check_user_images),
-    Case("failure.model_error", "An answer the model itself failed (response.failed, an error frame or finish) fails the call with the provider's message, never a 'done'.", "docs/wire.md §2.5, §6.3; docs/loop-contract.md §7.5", check_model_error),
+    Case("failure.model_error", "An answer the model itself failed (response.failed, an error frame or finish) fails the call with the provider's message, never a 'done'; a raised ProviderError names its provider and keeps the decoded error.", "docs/wire.md §2.5, §6.3; docs/loop-contract.md §7.5", check_model_error),
     Case("stream.thinking.summary_parts", "A reasoning summary streamed in several parts becomes one thinking block with every part, in order.", "docs/wire.md §2.4", check_summary_parts, _responses_summary, streamed_only=True),
     Case("request.history.call_item_ids", "An echoed function call carries both its call_id and the item id the answer gave it, after its reasoning item.", "docs/wire.md §2.6, §2.7 #2", check_call_item_ids, _responses_only),
 )
