@@ -350,12 +350,6 @@ class ResponsesStreamDecoder:
         if isinstance(text, str) and text and (index is None or index not in self._streamed):
             (self._refusal_delta if ev.get("type") == "response.refusal.done" else self._text_delta)({**ev, "delta": text}, out)
 
-    def _part_done(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
-        index = self._parts.get((ev.get("output_index", 0), ev.get("content_index", 0)))
-        if index is not None and index in self._open_parts:
-            self._open_parts.remove(index)
-            out.append(TextEndEvent(content_index=index))
-
     def _close_parts(self, out: list[StreamEvent]) -> None:
         for index in self._open_parts:
             out.append(TextEndEvent(content_index=index))
@@ -422,7 +416,6 @@ _HANDLERS = {
     "response.output_item.added": ResponsesStreamDecoder._item_added,
     "response.output_item.done": ResponsesStreamDecoder._item_done,
     "response.content_part.added": ResponsesStreamDecoder._part_added,
-    "response.content_part.done": ResponsesStreamDecoder._part_done,
     "response.output_text.delta": ResponsesStreamDecoder._text_delta,
     "response.refusal.delta": ResponsesStreamDecoder._refusal_delta,
     "response.output_text.done": ResponsesStreamDecoder._text_done,

@@ -17,7 +17,7 @@ from typing import Any
 from broken_adapters import _factory_for, _request_bug, _stream_bug
 
 from loopkit.errors import StreamError
-from loopkit.events import DoneEvent, ErrorEvent, StartEvent, StreamEvent
+from loopkit.events import DoneEvent, ErrorEvent, StartEvent, StreamEvent, ToolCallEndEvent
 from loopkit.providers import adapter_class
 from loopkit.providers.openai_chat import ChatStreamDecoder, OpenAIChatProvider
 from loopkit.providers.openai_responses import OpenAIResponsesProvider, ResponsesStreamDecoder
@@ -43,6 +43,15 @@ def cached_in_input() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
                 e = dataclasses.replace(e, usage=dataclasses.replace(e.usage, input=e.usage.input + e.usage.cache_read, cache_read=0))
             out.append(e)
         return out
+
+    return bend
+
+
+def ends_calls_twice() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Ends every tool call twice (closed at its finish and again at the stream's end)."""
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        return [x for e in events for x in ((e, e) if isinstance(e, ToolCallEndEvent) else (e,))]
 
     return bend
 
@@ -113,8 +122,9 @@ def _decoder_bug(base: type, decoder: type) -> type:
 def broken_openai(bug: str, protocol: str) -> Callable[..., Any]:
     """A factory for the OpenAI adapter of ``protocol`` with ``bug`` planted."""
     base = adapter_class(protocol)
-    if bug in ("model_from_config", "cached_in_input"):
-        cls = _stream_bug(base, {"model_from_config": model_from_config, "cached_in_input": cached_in_input}[bug], f"{bug}_{protocol}")
+    stream_bugs = {"model_from_config": model_from_config, "cached_in_input": cached_in_input, "ends_calls_twice": ends_calls_twice}
+    if bug in stream_bugs:
+        cls = _stream_bug(base, stream_bugs[bug], f"{bug}_{protocol}")
     elif bug in ("drops_images", "drops_item_ids"):
         cls = _request_bug(base, {"drops_images": _drops_images, "drops_item_ids": _drops_item_ids}[bug](protocol), f"{bug}_{protocol}")
     elif bug == "failed_without_details" and base is OpenAIResponsesProvider:

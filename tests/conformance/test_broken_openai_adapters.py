@@ -6,6 +6,7 @@ import pytest
 from broken_openai_adapters import OPENAI_EXPECTED, broken_openai
 
 from loopkit.conformance import CASES, run_suite
+from loopkit.conformance._suite import Suite, select_cases
 from loopkit.conformance._detail_cases import DETAIL_CASES
 
 
@@ -24,3 +25,10 @@ def test_every_detail_case_is_registered_and_proven_by_a_bug() -> None:
 def test_unknown_bug_is_refused() -> None:
     with pytest.raises(ValueError, match="no planted bug"):
         broken_openai("failed_without_details", "openai_chat")
+
+
+@pytest.mark.parametrize("protocol", ["openai_chat", "openai_responses"])
+def test_a_block_ended_twice_breaks_the_stream_contract(protocol: str) -> None:
+    report = Suite(broken_openai("ends_calls_twice", protocol), protocol, cases=select_cases(["stream.tool_call", "stream.text"])).run()
+    assert report.failing() == ["stream.tool_call"]
+    assert "whose block had already ended" in report.results[[r.case_id for r in report.results].index("stream.tool_call")].detail
