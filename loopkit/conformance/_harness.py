@@ -344,11 +344,13 @@ _DELTAS = (TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent)
 
 
 def _block_problem(events: list[StreamEvent]) -> str | None:
-    """A block's events out of order (§7.6: start, deltas, end, once each), which the lenient
-    accumulator lets through: a block ended twice, or a delta after its block's end. (A block
+    """Events out of order (§7.6: one start; per block start, deltas, end), which the lenient
+    accumulator lets through: a second start, a block ended twice, or a delta after its block's end. (A block
     still open at 'done' is closed by it: a call cut off by the token limit may never end.)"""
     ended: set[int] = set()
-    for e in events:
+    for e in events[1:]:
+        if isinstance(e, StartEvent):
+            return "a second 'start' event (a stream has one, first)"
         if isinstance(e, _ENDS):
             if e.content_index in ended:
                 return f"{e.type!r} for content_index {e.content_index}, whose block had already ended"

@@ -56,6 +56,15 @@ def ends_calls_twice() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
     return bend
 
 
+def starts_twice() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Sends its start event twice (a decoder that forgets it has started)."""
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        return [x for e in events for x in ((e, e) if isinstance(e, StartEvent) else (e,))]
+
+    return bend
+
+
 def _drops_images(protocol: str) -> Callable[[dict[str, Any]], None]:
     """Sends only the text parts of a user message (images silently left out)."""
     key, image = ("input", "input_image") if protocol == "openai_responses" else ("messages", "image_url")
@@ -122,7 +131,7 @@ def _decoder_bug(base: type, decoder: type) -> type:
 def broken_openai(bug: str, protocol: str) -> Callable[..., Any]:
     """A factory for the OpenAI adapter of ``protocol`` with ``bug`` planted."""
     base = adapter_class(protocol)
-    stream_bugs = {"model_from_config": model_from_config, "cached_in_input": cached_in_input, "ends_calls_twice": ends_calls_twice}
+    stream_bugs = {"model_from_config": model_from_config, "cached_in_input": cached_in_input, "ends_calls_twice": ends_calls_twice, "starts_twice": starts_twice}
     if bug in stream_bugs:
         cls = _stream_bug(base, stream_bugs[bug], f"{bug}_{protocol}")
     elif bug in ("drops_images", "drops_item_ids"):

@@ -28,7 +28,11 @@ def test_unknown_bug_is_refused() -> None:
 
 
 @pytest.mark.parametrize("protocol", ["openai_chat", "openai_responses"])
-def test_a_block_ended_twice_breaks_the_stream_contract(protocol: str) -> None:
-    report = Suite(broken_openai("ends_calls_twice", protocol), protocol, cases=select_cases(["stream.tool_call", "stream.text"])).run()
-    assert report.failing() == ["stream.tool_call"]
-    assert "whose block had already ended" in report.results[[r.case_id for r in report.results].index("stream.tool_call")].detail
+@pytest.mark.parametrize(
+    ("bug", "failing", "said"),
+    [("ends_calls_twice", ["stream.tool_call"], "whose block had already ended"), ("starts_twice", ["stream.text", "stream.tool_call"], "a second 'start' event")],
+)
+def test_events_out_of_order_break_the_stream_contract(protocol: str, bug: str, failing: list[str], said: str) -> None:
+    report = Suite(broken_openai(bug, protocol), protocol, cases=select_cases(["stream.tool_call", "stream.text"])).run()
+    assert sorted(report.failing()) == failing
+    assert all(said in r.detail for r in report.results if r.status == "fail")
