@@ -277,8 +277,21 @@ def check_summary_parts(ctx: Context) -> None:
     ctx.expect("text", m.text, "Sunny.")
 
 
+def check_text_then_parallel_calls(ctx: Context) -> None:
+    a, b = call_ids(ctx.wire)
+    turn = Turn(text="Checking both.", tool_calls=(call("get_weather", {"city": "Paris"}, id=a), call("get_time", {"tz": "Asia/Tokyo"}, id=b)))
+    m = finished(ctx, answer(ctx, [turn]))
+    if m is None:
+        return
+    ctx.expect("content blocks", [blk.type for blk in m.content], ["text", "toolCall", "toolCall"])
+    ctx.expect("text", m.text, "Checking both.")
+    ctx.expect("tool calls (id, name, arguments), in order", [(c.id, c.name, c.arguments) for c in only_calls(m)], [(a, "get_weather", {"city": "Paris"}), (b, "get_time", {"tz": "Asia/Tokyo"})])
+    ctx.expect("stop_reason", m.stop_reason, "toolUse")
+
+
 DETAIL_CASES: tuple[Case, ...] = (
     Case("stream.start_metadata", "The message names its api and provider, and the model and response id the answer carries.", "docs/loop-contract.md §7.6; docs/wire.md §1.4 rule 1, §2.4, §3.4, §4.4", check_start_metadata),
+    Case("stream.text_then_parallel_calls", "Text followed by two tool calls keeps the three blocks, in order, each call whole.", "docs/wire.md §1.7 #7, §1.4 #4, §2.3, §3.7 #3, §5.8 #1", check_text_then_parallel_calls),
     Case("usage.cache_read", "Cached prompt tokens are reported as cache_read and left out of input; total_tokens is the answer's total.", "docs/wire.md §1.3, §2.3, §3.3, §4.3, §5.4", check_cached_usage),
     Case("request.user_images", "A user message's text and image parts reach the wire in order, the image with its media type and base64 data.", "docs/wire.md §2.2 and each protocol's user content form", check_user_images),
     Case("failure.model_error", "An answer the model itself failed (response.failed, an error frame or finish) fails the call with the provider's message, never a 'done'; a raised ProviderError names its provider and keeps the decoded error.", "docs/wire.md §2.5, §6.3; docs/loop-contract.md §7.5", check_model_error),

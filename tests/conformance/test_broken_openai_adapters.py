@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from broken_adapters import EXPECTED
 from broken_openai_adapters import OPENAI_EXPECTED, broken_openai
 
 from loopkit.conformance import CASES, run_suite
@@ -19,7 +20,7 @@ def test_planted_openai_bug_fails_exactly_the_right_cases(bug: str, protocol: st
 
 def test_every_detail_case_is_registered_and_proven_by_a_bug() -> None:
     assert all(c in CASES for c in DETAIL_CASES)
-    assert {c.id for c in DETAIL_CASES} <= set().union(*OPENAI_EXPECTED.values())
+    assert {c.id for c in DETAIL_CASES} <= set().union(*OPENAI_EXPECTED.values(), *EXPECTED.values())  # text + parallel calls: drops_second_call
 
 
 def test_unknown_bug_is_refused() -> None:
