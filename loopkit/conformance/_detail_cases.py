@@ -185,7 +185,7 @@ def check_call_item_ids(ctx: Context) -> None:
         """The item ids of the answer's function calls (streamed, or in a whole response's output)."""
         if isinstance(data, dict):
             items = [data.get("item")] + list(data.get("output") or ()) + list((data.get("response") or {}).get("output") or ())
-            item_ids.extend(i["id"] for i in items if isinstance(i, dict) and i.get("type") == "function_call" and i.get("id") and i["id"] not in item_ids)
+            item_ids.extend(i["id"] for i in items if isinstance(i, dict) and i.get("type") in ("reasoning", "function_call") and i.get("id") and i["id"] not in item_ids)
         return data
 
     a, _ = call_ids(ctx.wire)
@@ -208,8 +208,14 @@ def check_call_item_ids(ctx: Context) -> None:
         return
     accepted(ctx, rounds[1])
     items = [i for i in (rounds[1].bodies[0] or {}).get("input") or () if isinstance(i, Mapping) and i.get("type") in ("function_call", "reasoning")]
-    ctx.expect("the echoed call (call_id, item id)", [(i.get("call_id"), i.get("id")) for i in items if i.get("type") == "function_call"], [(a, item_ids[0] if item_ids else "fc_...")])
+    rs, fc = (item_ids + ["rs_...", "fc_..."])[:2]
+    ctx.expect("the echoed call (call_id, item id)", [(i.get("call_id"), i.get("id")) for i in items if i.get("type") == "function_call"], [(a, fc)])
     ctx.expect("the reasoning item echoed just before its call", [i.get("type") for i in items], ["reasoning", "function_call"])
+    ctx.expect(
+        "the echoed reasoning item (id, summary, encrypted_content), as the answer gave it",
+        [(i.get("id"), i.get("summary"), i.get("encrypted_content")) for i in items if i.get("type") == "reasoning"],
+        [(rs, [{"type": "summary_text", "text": "The user wants the weather."}], SIGNATURE)],
+    )
 
 
 SUMMARY_PARTS = ("First, find the city.", "Then ask for its weather.")
@@ -296,5 +302,5 @@ DETAIL_CASES: tuple[Case, ...] = (
     Case("request.user_images", "A user message's text and image parts reach the wire in order, the image with its media type and base64 data.", "docs/wire.md §2.2 and each protocol's user content form", check_user_images),
     Case("failure.model_error", "An answer the model itself failed (response.failed, an error frame or finish) fails the call with the provider's message, never a 'done'; a raised ProviderError names its provider and keeps the decoded error.", "docs/wire.md §2.5, §6.3; docs/loop-contract.md §7.5", check_model_error),
     Case("stream.thinking.summary_parts", "A reasoning summary streamed in several parts becomes one thinking block with every part, in order.", "docs/wire.md §2.4", check_summary_parts, _responses_summary, streamed_only=True),
-    Case("request.history.call_item_ids", "An echoed function call carries both its call_id and the item id the answer gave it, after its reasoning item.", "docs/wire.md §2.6, §2.7 #2", check_call_item_ids, _responses_only),
+    Case("request.history.call_item_ids", "An echoed function call carries its call_id and the item id the answer gave it, after its reasoning item, echoed whole (id, summary, encrypted_content).", "docs/wire.md §2.6, §2.7 #2", check_call_item_ids, _responses_only),
 )
