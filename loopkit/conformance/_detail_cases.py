@@ -14,9 +14,9 @@ from typing import Any
 from ..errors import ProviderError
 from ..events import DoneEvent
 from ..messages import ImageContent, TextContent, ThinkingContent, ToolResultMessage, Usage, UserMessage, user
-from ..script import Turn, call
+from ..script import MidStreamError, Turn, call
 from ._case import Case, Context
-from ._failure_cases import expect_failure, said
+from ._failure_cases import expect_error_details, expect_failure, said
 from ._fixtures import PROMPT, SIGNATURE, accepted, answer, call_ids, finished, only_calls, request
 from ._harness import MAX_RETRIES, Exchange
 from ._wire import Wire
@@ -172,6 +172,36 @@ def check_model_error(ctx: Context) -> None:
             ctx.fail("the error's error_type (response.error.code)", "server_error", ex.error.error_type)
 
 
+def _flat_errors(chunks: list[bytes]) -> list[bytes]:
+    """Responses' in-stream ``error`` event in its flat form, ``{"type": "error", "code", "message",
+    "param"}``, as some real traffic sends it (docs/wire.md §2.5), instead of the nested one."""
+
+    def flatten(data: Any) -> Any:
+        if isinstance(data, dict) and data.get("type") == "error" and isinstance(data.get("error"), dict):
+            nested = data.pop("error")
+            data.update({"code": nested.get("code") or nested.get("type"), "message": nested.get("message"), "param": nested.get("param")})
+        return data
+
+    return _payloads(chunks, flatten)
+
+
+def check_flat_error_event(ctx: Context) -> None:
+    message = "Upstream model failure (conformance, flat error event)"
+    error_type = ctx.wire.error_types[1]
+    ex = answer(ctx, [Turn(text="This answer stops at a flat error event.", chunk_size=4, faults=(MidStreamError(after=3, message=message, error_type=error_type),)), "Never reached."], cut=_flat_errors)
+    expect_failure(ctx, ex, (ProviderError,), "a flat error event in the middle of the stream")
+    expect_error_details(ctx, ex, status=None, error_type=error_type)
+    if message not in said(ex):
+        ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
+    ctx.expect("requests sent (a stream that failed part-way is not retried)", ex.attempts, 1)
+
+
+def _responses_flat(wire: Wire, provider: Any) -> str | None:
+    if wire.name == "openai_responses":
+        return None
+    return f"only the Responses API has two forms of its in-stream error event ({wire.name} has one)"
+
+
 def _responses_only(wire: Wire, provider: Any) -> str | None:
     if wire.name == "openai_responses":
         return None
@@ -302,5 +332,6 @@ DETAIL_CASES: tuple[Case, ...] = (
     Case("request.user_images", "A user message's text and image parts reach the wire in order, the image with its media type and base64 data.", "docs/wire.md §2.2 and each protocol's user content form", check_user_images),
     Case("failure.model_error", "An answer the model itself failed (response.failed, an error frame or finish) fails the call with the provider's message, never a 'done'; a raised ProviderError names its provider and keeps the decoded error.", "docs/wire.md §2.5, §6.3; docs/loop-contract.md §7.5", check_model_error),
     Case("stream.thinking.summary_parts", "A reasoning summary streamed in several parts becomes one thinking block with every part, in order.", "docs/wire.md §2.4", check_summary_parts, _responses_summary, streamed_only=True),
+    Case("failure.flat_error_event", "Responses' flat in-stream error event fails the call with its message and code, as the nested one does.", "docs/wire.md §2.5, §2.7 #4", check_flat_error_event, _responses_flat, streamed_only=True),
     Case("request.history.call_item_ids", "An echoed function call carries its call_id and the item id the answer gave it, after its reasoning item, echoed whole (id, summary, encrypted_content).", "docs/wire.md §2.6, §2.7 #2", check_call_item_ids, _responses_only),
 )

@@ -113,6 +113,18 @@ class _FirstSummaryPartOnly(ResponsesStreamDecoder):
         super()._on_event(name, data, out)
 
 
+class _NestedErrorOnly(ResponsesStreamDecoder):
+    """Reads the nested ``error`` event only: a flat one fails with no message and no code."""
+
+    __slots__ = ()
+
+    def _on_event(self, name: str, data: str, out: list[StreamEvent]) -> None:
+        ev = json.loads(data) if data.startswith("{") else None
+        if isinstance(ev, dict) and ev.get("type") == "error" and not isinstance(ev.get("error"), dict):
+            raise StreamError("error during the stream", provider="openai_responses")
+        super()._on_event(name, data, out)
+
+
 class _FinishReasonAlone(ChatStreamDecoder):
     """Maps finish_reason alone: a forced call's ``stop`` is taken as a plain stop."""
 
@@ -140,6 +152,8 @@ def broken_openai(bug: str, protocol: str) -> Callable[..., Any]:
         cls = _decoder_bug(base, _FailedWithoutDetails)
     elif bug == "first_summary_part_only" and base is OpenAIResponsesProvider:
         cls = _decoder_bug(base, _FirstSummaryPartOnly)
+    elif bug == "nested_error_only" and base is OpenAIResponsesProvider:
+        cls = _decoder_bug(base, _NestedErrorOnly)
     elif bug == "finish_reason_alone" and base is OpenAIChatProvider:
         cls = _decoder_bug(base, _FinishReasonAlone)
     else:
@@ -158,4 +172,5 @@ OPENAI_EXPECTED: dict[tuple[str, str], set[str]] = {
     ("failed_without_details", "openai_responses"): {"failure.model_error"},
     ("finish_reason_alone", "openai_chat"): {"stop.reasons"},
     ("first_summary_part_only", "openai_responses"): {"stream.thinking.summary_parts"},
+    ("nested_error_only", "openai_responses"): {"failure.flat_error_event"},
 }

@@ -9,9 +9,9 @@ from loopkit.conformance import CASE_IDS, Suite, run_suite
 # What each protocol cannot express (the suite must say so, never pass it silently).
 NOT_APPLICABLE: dict[str, set[str]] = {
     "openai_chat": {"request.parallel.with_none", "request.history.is_error", "request.reasoning.passback", "stream.thinking", "failure.http_529",
-                    "kind.pause_turn", "kind.redacted_thinking", "kind.usage_split", "request.history.call_item_ids", "stream.thinking.summary_parts"},
+                    "kind.pause_turn", "kind.redacted_thinking", "kind.usage_split", "request.history.call_item_ids", "stream.thinking.summary_parts", "failure.flat_error_event"},
     "openai_responses": {"request.parallel.with_none", "request.history.is_error", "failure.http_529", "kind.stop_sequence", "kind.pause_turn", "kind.usage_split"},
-    "anthropic": {"request.history.call_item_ids", "stream.thinking.summary_parts"},
+    "anthropic": {"request.history.call_item_ids", "stream.thinking.summary_parts", "failure.flat_error_event"},
     "gemini": {
         "request.tools.strict",
         "request.parallel.disabled",
@@ -27,13 +27,14 @@ NOT_APPLICABLE: dict[str, set[str]] = {
         "kind.redacted_thinking",
         "request.history.call_item_ids",
         "stream.thinking.summary_parts",
+        "failure.flat_error_event",
     },
-    "bedrock": {"request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529", "kind.refusal", "kind.pause_turn", "kind.usage_split", "request.history.call_item_ids", "stream.thinking.summary_parts"},
+    "bedrock": {"request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529", "kind.refusal", "kind.pause_turn", "kind.usage_split", "request.history.call_item_ids", "stream.thinking.summary_parts", "failure.flat_error_event"},
 }
 
 
 # What only a streamed answer can show: not applicable to an adapter asking for JSON bodies.
-STREAMED_ONLY = {"failure.mid_stream", "failure.abort", "stream.thinking.summary_parts"}
+STREAMED_ONLY = {"failure.mid_stream", "failure.abort", "stream.thinking.summary_parts", "failure.flat_error_event"}
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "non-streamed"])
