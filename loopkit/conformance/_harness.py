@@ -20,7 +20,18 @@ from typing import Any
 
 from ..accumulate import accumulate
 from ..errors import LoopkitError, ProviderError
-from ..events import DoneEvent, ErrorEvent, StartEvent, StreamEvent
+from ..events import (
+    DoneEvent,
+    ErrorEvent,
+    StartEvent,
+    StreamEvent,
+    TextDeltaEvent,
+    TextEndEvent,
+    ThinkingDeltaEvent,
+    ThinkingEndEvent,
+    ToolCallDeltaEvent,
+    ToolCallEndEvent,
+)
 from ..messages import AssistantMessage, UserMessage
 from ..provider import ModelRequest
 from ..retry import RetryPolicy
@@ -318,10 +329,34 @@ def _contract_problem(events: list[StreamEvent], error: BaseException | None) ->
             return f"terminal event {e.type!r} at position {i} is followed by {len(events) - i - 1} more event(s)"
     if error is None and not isinstance(events[-1], (DoneEvent, ErrorEvent)):
         return "the stream ended without a terminal 'done' or 'error' event and nothing was raised"
+    problem = _block_problem(events)
+    if problem is not None:
+        return problem
     try:
         accumulate(events + ([] if isinstance(events[-1], (DoneEvent, ErrorEvent)) else [DoneEvent()]))
     except LoopkitError as exc:
         return str(exc)
+    return None
+
+
+_ENDS = (TextEndEvent, ThinkingEndEvent, ToolCallEndEvent)
+_DELTAS = (TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent)
+
+
+def _block_problem(events: list[StreamEvent]) -> str | None:
+    """Events out of order (§7.6: one start; per block start, deltas, end), which the lenient
+    accumulator lets through: a second start, a block ended twice, or a delta after its block's end. (A block
+    still open at 'done' is closed by it: a call cut off by the token limit may never end.)"""
+    ended: set[int] = set()
+    for e in events[1:]:
+        if isinstance(e, StartEvent):
+            return "a second 'start' event (a stream has one, first)"
+        if isinstance(e, _ENDS):
+            if e.content_index in ended:
+                return f"{e.type!r} for content_index {e.content_index}, whose block had already ended"
+            ended.add(e.content_index)
+        elif isinstance(e, _DELTAS) and e.content_index in ended:
+            return f"{e.type!r} for content_index {e.content_index} after its block ended"
     return None
 
 

@@ -256,6 +256,8 @@ class OpenAIChatWire(Wire):
             StopCase("tool_calls", frozenset({"toolUse"}), _CALL),
             StopCase("length", frozenset({"length"}), {"text": "Cut", "stop_reason": "length"}),
             _wire_stop("content_filter", {"error"}),
+            # §1.7: a call forced by tool_choice ends with finish_reason "stop"; the answer holds calls
+            _wire_stop("stop", {"toolUse"}, _CALL),
         ]
 
 

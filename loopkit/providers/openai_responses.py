@@ -223,7 +223,7 @@ class ResponsesStreamDecoder:
         self._sse = SSEDecoder()
         self._started = False
         self._next = 0
-        self._items: dict[Any, dict[str, Any]] = {}  # item id and output_index -> state
+        self._items: dict[Any, dict[str, Any]] = {}  # output_index -> state (every item event carries it)
         self._parts: dict[tuple[int, int], int] = {}  # (output_index, content_index) -> block
         self._open_parts: list[int] = []
         self._streamed: set[int] = set()  # text blocks that received deltas
@@ -285,30 +285,19 @@ class ResponsesStreamDecoder:
             if item.get("arguments"):
                 state["args"] += len(item["arguments"])
                 out.append(ToolCallDeltaEvent(content_index=state["index"], delta=item["arguments"]))
-        self._remember(ev, item, state)
-
-    def _remember(self, ev: Mapping[str, Any], item: Mapping[str, Any], state: dict[str, Any]) -> None:
-        if "output_index" in ev:
-            self._items[("o", ev["output_index"])] = state
-        if item.get("id"):
-            self._items[("i", item["id"])] = state
+        self._items[ev.get("output_index")] = state
 
     def _state(self, ev: Mapping[str, Any]) -> dict[str, Any] | None:
-        state = self._items.get(("i", ev.get("item_id"))) if ev.get("item_id") else None
-        if state is None and "output_index" in ev:
-            state = self._items.get(("o", ev["output_index"]))
-        return state
+        return self._items.get(ev.get("output_index"))
 
     def _item_done(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
         item = ev.get("item")
         if not isinstance(item, dict):
             return
-        state = self._items.get(("i", item.get("id"))) or self._items.get(("o", ev.get("output_index")))
+        state = self._state(ev)
         if state is None:  # a done without its added: treat it as both
             self._item_added(ev, out)
-            state = self._items.get(("i", item.get("id"))) or self._items.get(("o", ev.get("output_index")))
-            if state is None:
-                return
+            state = self._items[ev.get("output_index")]
         kind = state["type"]
         index = state["index"]
         if kind == "reasoning" and index is not None:
@@ -361,12 +350,6 @@ class ResponsesStreamDecoder:
         if isinstance(text, str) and text and (index is None or index not in self._streamed):
             (self._refusal_delta if ev.get("type") == "response.refusal.done" else self._text_delta)({**ev, "delta": text}, out)
 
-    def _part_done(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
-        index = self._parts.get((ev.get("output_index", 0), ev.get("content_index", 0)))
-        if index is not None and index in self._open_parts:
-            self._open_parts.remove(index)
-            out.append(TextEndEvent(content_index=index))
-
     def _close_parts(self, out: list[StreamEvent]) -> None:
         for index in self._open_parts:
             out.append(TextEndEvent(content_index=index))
@@ -405,7 +388,7 @@ class ResponsesStreamDecoder:
 
     def _close_all(self, out: list[StreamEvent]) -> None:
         self._close_parts(out)
-        for state in {id(s): s for s in self._items.values()}.values():
+        for state in self._items.values():
             if state["index"] is not None:
                 if state["type"] == "reasoning":
                     _start_reasoning(state, out)
@@ -433,7 +416,6 @@ _HANDLERS = {
     "response.output_item.added": ResponsesStreamDecoder._item_added,
     "response.output_item.done": ResponsesStreamDecoder._item_done,
     "response.content_part.added": ResponsesStreamDecoder._part_added,
-    "response.content_part.done": ResponsesStreamDecoder._part_done,
     "response.output_text.delta": ResponsesStreamDecoder._text_delta,
     "response.refusal.delta": ResponsesStreamDecoder._refusal_delta,
     "response.output_text.done": ResponsesStreamDecoder._text_done,

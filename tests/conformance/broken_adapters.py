@@ -386,13 +386,13 @@ def broken(bug: str, protocol: str) -> Callable[..., Any]:
 
 
 ALL = ("openai_chat", "openai_responses", "anthropic", "gemini", "bedrock")
-TEXT_THEN_CALL = {"stream.text_then_tool_call", "stream.unicode", "stream.utf8_split"}  # every case with text before a call
+TEXT_THEN_CALL = {"stream.text_then_tool_call", "stream.text_then_parallel_calls", "stream.unicode", "stream.utf8_split"}  # every case with text before a call
 
 # (bug, protocol) -> the case ids that must fail, and only those. A bug is planted only where the
 # protocol can express it: OpenAI has no error flag to lose; Gemini never carries broken JSON.
 EXPECTED: dict[tuple[str, str], set[str]] = {
-    **{("drops_second_call", p): {"stream.parallel_calls", "stream.same_tool_twice"} for p in ALL},
-    **{("repeats_call_id", p): {"stream.parallel_calls", "stream.same_tool_twice"} for p in ALL},
+    **{("drops_second_call", p): {"stream.parallel_calls", "stream.same_tool_twice", "stream.text_then_parallel_calls"} for p in ALL},
+    **{("repeats_call_id", p): {"stream.parallel_calls", "stream.same_tool_twice", "stream.text_then_parallel_calls"} for p in ALL},
     **{("stops_at_first_text", p): TEXT_THEN_CALL for p in ALL},
     **{("ignores_retry_after", p): {"failure.http_429_retry_after"} for p in ALL},
     **{("required_to_auto", p): {"request.tool_choice.required"} for p in ("gemini", "bedrock")},
@@ -424,6 +424,7 @@ MAY_ALSO_FAIL: dict[tuple[str, str], set[str]] = {
             # requests whose history holds a call: the simulators reject the wrong type with a 400
             "request.reasoning.passback",
             "stream.ids_across_calls",
+            "request.history.call_item_ids",
         }
         for p in ALL
     },

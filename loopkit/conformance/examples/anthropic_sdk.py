@@ -38,10 +38,16 @@ from loopkit.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from loopkit.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage, UserMessage
+from loopkit.messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage, UserMessage
 from loopkit.provider import BaseProvider, ModelRequest, forced_tool_name
 
 STOP = {"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "model_context_window_exceeded": "length"}
+
+
+def _user_block(b: TextContent | ImageContent) -> dict[str, Any]:
+    if isinstance(b, ImageContent):
+        return {"type": "image", "source": {"type": "base64", "media_type": b.mime_type, "data": b.data}}
+    return {"type": "text", "text": b.text}
 
 
 def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
@@ -56,7 +62,8 @@ def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
 
     for m in request.messages:
         if isinstance(m, UserMessage):
-            add("user", [{"type": "text", "text": m.text}])
+            parts = [TextContent(text=m.content)] if isinstance(m.content, str) else m.content
+            add("user", [_user_block(b) for b in parts if isinstance(b, (TextContent, ImageContent))])
         elif isinstance(m, AssistantMessage):
             blocks: list[dict[str, Any]] = []
             for b in m.content:
@@ -112,6 +119,8 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
         t = event.type
         if t == "message_start":
             usage.input = event.message.usage.input_tokens
+            usage.cache_read = event.message.usage.cache_read_input_tokens or 0
+            usage.cache_write = event.message.usage.cache_creation_input_tokens or 0
             yield StartEvent(api="anthropic-messages", provider="anthropic", model=event.message.model, response_id=event.message.id)
         elif t == "content_block_start":
             block, i = event.content_block, event.index
@@ -152,7 +161,7 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
             break
     if not complete:  # a body that ends without message_stop is cut short, however cleanly it ends
         raise ConnectionClosedError("the stream ended before message_stop", provider="anthropic")
-    usage.total_tokens = usage.input + usage.output
+    usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
     if stop in STOP:
         yield DoneEvent(reason=STOP[stop], usage=usage)  # type: ignore[arg-type]
     else:

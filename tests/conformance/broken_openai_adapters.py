@@ -1,0 +1,176 @@
+"""OpenAI adapters (Chat Completions and Responses) with one realistic bug each, for the cases that
+check the answer's metadata, cached usage, image parts, failed answers, forced-call stops and
+echoed call item ids.
+
+Each is a subclass of a shipped adapter with one hook bent, in the style of ``broken_adapters``:
+its stream decoder (the events it yields, or the wire payloads it reads) or the request body it
+builds. ``OPENAI_EXPECTED`` maps (bug, protocol) to the case ids that must fail, and only those.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable
+from typing import Any
+
+from broken_adapters import _factory_for, _request_bug, _stream_bug
+
+from loopkit.errors import StreamError
+from loopkit.events import DoneEvent, ErrorEvent, StartEvent, StreamEvent, ToolCallEndEvent
+from loopkit.providers import adapter_class
+from loopkit.providers.openai_chat import ChatStreamDecoder, OpenAIChatProvider
+from loopkit.providers.openai_responses import OpenAIResponsesProvider, ResponsesStreamDecoder
+
+
+def model_from_config() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Names the model the adapter was configured with, not the one that answered, and keeps
+    no response id."""
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        return [StartEvent(api=e.api, provider=e.provider, model="sim-model") if isinstance(e, StartEvent) else e for e in events]
+
+    return bend
+
+
+def cached_in_input() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Reports prompt_tokens / input_tokens as the input, cached tokens included, and no cache_read."""
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        for e in events:
+            if isinstance(e, (DoneEvent, ErrorEvent)) and e.usage is not None and e.usage.cache_read:
+                e = dataclasses.replace(e, usage=dataclasses.replace(e.usage, input=e.usage.input + e.usage.cache_read, cache_read=0))
+            out.append(e)
+        return out
+
+    return bend
+
+
+def ends_calls_twice() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Ends every tool call twice (closed at its finish and again at the stream's end)."""
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        return [x for e in events for x in ((e, e) if isinstance(e, ToolCallEndEvent) else (e,))]
+
+    return bend
+
+
+def starts_twice() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Sends its start event twice (a decoder that forgets it has started)."""
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        return [x for e in events for x in ((e, e) if isinstance(e, StartEvent) else (e,))]
+
+    return bend
+
+
+def _drops_images(protocol: str) -> Callable[[dict[str, Any]], None]:
+    """Sends only the text parts of a user message (images silently left out)."""
+    key, image = ("input", "input_image") if protocol == "openai_responses" else ("messages", "image_url")
+
+    def edit(body: dict[str, Any]) -> None:
+        for m in body.get(key) or ():
+            if isinstance(m, dict) and m.get("role") == "user" and isinstance(m.get("content"), list):
+                m["content"] = [p for p in m["content"] if p.get("type") != image]
+
+    return edit
+
+
+def _drops_item_ids(protocol: str) -> Callable[[dict[str, Any]], None]:
+    """Echoes a function call with its call_id only, without the item id the answer gave it."""
+
+    def edit(body: dict[str, Any]) -> None:
+        for item in body.get("input") or ():
+            if isinstance(item, dict) and item.get("type") == "function_call":
+                item.pop("id", None)
+
+    return edit
+
+
+class _FailedWithoutDetails(ResponsesStreamDecoder):
+    """Raises a generic error for ``response.failed``, without the response's error message and code."""
+
+    __slots__ = ()
+
+    def _on_event(self, name: str, data: str, out: list[StreamEvent]) -> None:
+        if name == "response.failed":
+            raise StreamError("the response failed", provider="openai_responses")
+        super()._on_event(name, data, out)
+
+
+class _FirstSummaryPartOnly(ResponsesStreamDecoder):
+    """Reads a reasoning summary's first part only (``summary_index`` 0, ``summary[0]``)."""
+
+    __slots__ = ()
+
+    def _on_event(self, name: str, data: str, out: list[StreamEvent]) -> None:
+        ev = json.loads(data) if data.startswith("{") else None
+        if isinstance(ev, dict) and ev.get("summary_index", 0) > 0:
+            return
+        if isinstance(ev, dict) and isinstance(ev.get("item"), dict) and ev["item"].get("summary"):
+            data = json.dumps({**ev, "item": {**ev["item"], "summary": ev["item"]["summary"][:1]}})
+        super()._on_event(name, data, out)
+
+
+class _NestedErrorOnly(ResponsesStreamDecoder):
+    """Reads the nested ``error`` event only: a flat one fails with no message and no code."""
+
+    __slots__ = ()
+
+    def _on_event(self, name: str, data: str, out: list[StreamEvent]) -> None:
+        ev = json.loads(data) if data.startswith("{") else None
+        if isinstance(ev, dict) and ev.get("type") == "error" and not isinstance(ev.get("error"), dict):
+            raise StreamError("error during the stream", provider="openai_responses")
+        super()._on_event(name, data, out)
+
+
+class _FinishReasonAlone(ChatStreamDecoder):
+    """Maps finish_reason alone: a forced call's ``stop`` is taken as a plain stop."""
+
+    __slots__ = ()
+
+    def _on_data(self, data: str, out: list[StreamEvent]) -> None:
+        if data.startswith("[DONE]") and self._finish == "stop":
+            self._calls.clear()
+        super()._on_data(data, out)
+
+
+def _decoder_bug(base: type, decoder: type) -> type:
+    return type(f"{decoder.__name__}{base.__name__}", (base,), {"stream_decoder": lambda self: decoder()})
+
+
+def broken_openai(bug: str, protocol: str) -> Callable[..., Any]:
+    """A factory for the OpenAI adapter of ``protocol`` with ``bug`` planted."""
+    base = adapter_class(protocol)
+    stream_bugs = {"model_from_config": model_from_config, "cached_in_input": cached_in_input, "ends_calls_twice": ends_calls_twice, "starts_twice": starts_twice}
+    if bug in stream_bugs:
+        cls = _stream_bug(base, stream_bugs[bug], f"{bug}_{protocol}")
+    elif bug in ("drops_images", "drops_item_ids"):
+        cls = _request_bug(base, {"drops_images": _drops_images, "drops_item_ids": _drops_item_ids}[bug](protocol), f"{bug}_{protocol}")
+    elif bug == "failed_without_details" and base is OpenAIResponsesProvider:
+        cls = _decoder_bug(base, _FailedWithoutDetails)
+    elif bug == "first_summary_part_only" and base is OpenAIResponsesProvider:
+        cls = _decoder_bug(base, _FirstSummaryPartOnly)
+    elif bug == "nested_error_only" and base is OpenAIResponsesProvider:
+        cls = _decoder_bug(base, _NestedErrorOnly)
+    elif bug == "finish_reason_alone" and base is OpenAIChatProvider:
+        cls = _decoder_bug(base, _FinishReasonAlone)
+    else:
+        raise ValueError(f"no planted bug {bug!r} for {protocol}")
+    return _factory_for(cls)
+
+
+OPENAI = ("openai_chat", "openai_responses")
+
+# (bug, protocol) -> the case ids that must fail, and only those
+OPENAI_EXPECTED: dict[tuple[str, str], set[str]] = {
+    **{("model_from_config", p): {"stream.start_metadata"} for p in OPENAI},
+    **{("cached_in_input", p): {"usage.cache_read"} for p in OPENAI},
+    **{("drops_images", p): {"request.user_images"} for p in OPENAI},
+    ("drops_item_ids", "openai_responses"): {"request.history.call_item_ids"},
+    ("failed_without_details", "openai_responses"): {"failure.model_error"},
+    ("finish_reason_alone", "openai_chat"): {"stop.reasons"},
+    ("first_summary_part_only", "openai_responses"): {"stream.thinking.summary_parts"},
+    ("nested_error_only", "openai_responses"): {"failure.flat_error_event"},
+}
