@@ -5,7 +5,7 @@ what the real API checks where tests depend on it, with the API's own error bodi
 
 - auth: ``x-api-key`` or ``Authorization: Bearer`` (SDK 2.x) is required (401
   ``authentication_error``); ``anthropic-version`` is required (400), any value is accepted;
-- ``model``, ``max_tokens`` (an integer >= 1) and ``messages`` are required;
+- ``model`` (a non-empty string), ``max_tokens`` (an integer >= 1) and ``messages`` are required;
 - every ``tool_result`` must answer a ``tool_use`` of the immediately preceding assistant
   message, and every ``tool_use`` must be answered in the next message (400, ``x-should-retry:
   false``); an error ``tool_result`` needs content; text blocks must be non-empty;
@@ -116,6 +116,8 @@ class AnthropicSimulator(Simulator):
         for key in ("model", "max_tokens", "messages"):
             if key not in body:
                 return self._bad(f"{key}: Field required")
+        if not isinstance(body["model"], str) or not body["model"]:
+            return self._bad("model: Input should be a valid string")
         limit = body["max_tokens"]
         if isinstance(limit, bool) or not isinstance(limit, int):
             return self._bad("max_tokens: Input should be a valid integer")

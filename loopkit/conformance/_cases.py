@@ -12,6 +12,7 @@ from typing import Any
 from ..errors import BadRequestError
 from ._case import Case
 from ._failure_cases import check_abort, check_auth, check_ends_early, check_error_body_not_json, check_mid_stream, check_retries_bounded, check_slow, check_truncated, http_error_case, retried_case
+from ._form_cases import FORM_CASES
 from ._kind_cases import KIND_CASES
 from ._request_cases import (
     check_empty_error_result,
@@ -155,4 +156,5 @@ CASES: tuple[Case, ...] = (
     Case("failure.abort", "Setting the abort signal mid-stream ends the call with ErrorEvent(reason='aborted'), in stream() and astream().", "docs/loop-contract.md §7.5, §1.7", check_abort),
 )
 CASES += KIND_CASES
+CASES += FORM_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

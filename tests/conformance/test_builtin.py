@@ -6,11 +6,12 @@ import pytest
 
 from loopkit.conformance import CASE_IDS, Suite, run_suite
 
+ANTHROPIC_ONLY = ("stream.block_start_content", "stream.server_tool_blocks")  # wire forms of Anthropic's alone
 # What each protocol cannot express (the suite must say so, never pass it silently).
 NOT_APPLICABLE: dict[str, set[str]] = {
     "openai_chat": {"request.parallel.with_none", "request.history.is_error", "request.reasoning.passback", "stream.thinking", "failure.http_529",
-                    "kind.pause_turn", "kind.redacted_thinking", "kind.usage_split"},
-    "openai_responses": {"request.parallel.with_none", "request.history.is_error", "failure.http_529", "kind.stop_sequence", "kind.pause_turn", "kind.usage_split"},
+                    "kind.pause_turn", "kind.redacted_thinking", "kind.usage_split", *ANTHROPIC_ONLY},
+    "openai_responses": {"request.parallel.with_none", "request.history.is_error", "failure.http_529", "kind.stop_sequence", "kind.pause_turn", "kind.usage_split", *ANTHROPIC_ONLY},
     "anthropic": set(),
     "gemini": {
         "request.tools.strict",
@@ -25,8 +26,10 @@ NOT_APPLICABLE: dict[str, set[str]] = {
         "kind.refusal",
         "kind.pause_turn",
         "kind.redacted_thinking",
+        *ANTHROPIC_ONLY,
     },
-    "bedrock": {"request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529", "kind.refusal", "kind.pause_turn", "kind.usage_split"},
+    "bedrock": {"request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529", "kind.refusal", "kind.pause_turn", "kind.usage_split",
+                "stream.answer_names", *ANTHROPIC_ONLY},
 }
 
 

@@ -209,6 +209,7 @@ LIMITS = [
     ("openai_responses", {"max_output_tokens": 5}, "Expected a value >= 16, but got 5"),
     ("anthropic", {"max_tokens": "100"}, "max_tokens: Input should be a valid integer"),
     ("anthropic", {"max_tokens": 0}, "max_tokens: Input should be greater than or equal to 1"),
+    ("anthropic", {"model": None}, "model: Input should be a valid string"),
     ("gemini", {"generationConfig": {"maxOutputTokens": "100"}}, "generation_config.max_output_tokens"),
     ("bedrock", {"inferenceConfig": {"maxTokens": 0}}, "at 'inferenceConfig.maxTokens' failed to satisfy constraint"),
 ]

@@ -19,6 +19,7 @@ Run it (needs ``pip install anthropic``)::
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -56,7 +57,12 @@ def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
 
     for m in request.messages:
         if isinstance(m, UserMessage):
-            add("user", [{"type": "text", "text": m.text}])
+            parts = [TextContent(text=m.content)] if isinstance(m.content, str) else m.content
+            add("user", [
+                {"type": "text", "text": b.text} if isinstance(b, TextContent)
+                else {"type": "image", "source": {"type": "base64", "media_type": b.mime_type, "data": b.data}}
+                for b in parts if not (isinstance(b, TextContent) and not b.text)
+            ])  # fmt: skip
         elif isinstance(m, AssistantMessage):
             blocks: list[dict[str, Any]] = []
             for b in m.content:
@@ -97,9 +103,17 @@ def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
 
 
 def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
-    """The SDK's raw stream events -> loopkit stream events (indexes are the wire's: blocks start in order)."""
-    kinds: dict[int, str] = {}
+    """The SDK's raw stream events -> loopkit stream events.
+
+    A ``content_block_start`` carries a whole block (text, thinking, its signature, a tool call's
+    input), which its deltas extend, as the SDK's own accumulator reads it. Blocks the loop does
+    not keep (server tools and their results) are skipped, so the kept ones are numbered apart
+    from the wire's indexes.
+    """
+    kinds: dict[int, str] = {}  # wire index -> block type
+    slots: dict[int, int] = {}  # wire index -> content_index, for the blocks kept
     signatures: dict[int, str] = {}
+    inputs: dict[int, Any] = {}  # a tool call's input from content_block_start, until a delta replaces it
     usage = Usage()
     stop = details = None
     complete = False
@@ -111,38 +125,55 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
             return
         t = event.type
         if t == "message_start":
-            usage.input = event.message.usage.input_tokens
+            start = event.message.usage
+            usage.input = start.input_tokens
+            usage.cache_read = start.cache_read_input_tokens or 0
+            usage.cache_write = start.cache_creation_input_tokens or 0
             yield StartEvent(api="anthropic-messages", provider="anthropic", model=event.message.model, response_id=event.message.id)
         elif t == "content_block_start":
-            block, i = event.content_block, event.index
-            kinds[i] = block.type
+            block, w = event.content_block, event.index
+            kinds[w] = block.type
+            if block.type not in ("text", "thinking", "redacted_thinking", "tool_use"):
+                continue
+            i = slots[w] = len(slots)
             if block.type == "text":
                 yield TextStartEvent(content_index=i)
+                if block.text:
+                    yield TextDeltaEvent(content_index=i, delta=block.text)
             elif block.type == "thinking":
                 yield ThinkingStartEvent(content_index=i)
+                if block.thinking:
+                    yield ThinkingDeltaEvent(content_index=i, delta=block.thinking)
+                signatures[w] = block.signature
             elif block.type == "redacted_thinking":
-                signatures[i] = block.data
+                signatures[w] = block.data
                 yield ThinkingStartEvent(content_index=i, redacted=True)
-            elif block.type == "tool_use":
+            else:
+                inputs[w] = block.input
                 yield ToolCallStartEvent(content_index=i, id=block.id, name=block.name)
         elif t == "content_block_delta":
-            d, i = event.delta, event.index
-            if d.type == "text_delta":
+            d, w = event.delta, event.index
+            i, kind = slots.get(w), kinds.get(w)
+            if d.type == "text_delta" and kind == "text":
                 yield TextDeltaEvent(content_index=i, delta=d.text)
-            elif d.type == "thinking_delta":
+            elif d.type == "thinking_delta" and kind == "thinking":
                 yield ThinkingDeltaEvent(content_index=i, delta=d.thinking)
-            elif d.type == "signature_delta":
-                signatures[i] = signatures.get(i, "") + d.signature
-            elif d.type == "input_json_delta":
+            elif d.type == "signature_delta" and kind == "thinking":
+                signatures[w] = d.signature
+            elif d.type == "input_json_delta" and kind == "tool_use" and d.partial_json:
+                inputs.pop(w, None)
                 yield ToolCallDeltaEvent(content_index=i, delta=d.partial_json)
         elif t == "content_block_stop":
-            kind = kinds.get(event.index)
+            w = event.index
+            kind, i = kinds.get(w), slots.get(w)
             if kind == "text":
-                yield TextEndEvent(content_index=event.index)
+                yield TextEndEvent(content_index=i)
             elif kind in ("thinking", "redacted_thinking"):
-                yield ThinkingEndEvent(content_index=event.index, thinking_signature=signatures.get(event.index))
+                yield ThinkingEndEvent(content_index=i, thinking_signature=signatures.get(w) or None)
             elif kind == "tool_use":
-                yield ToolCallEndEvent(content_index=event.index)
+                if inputs.get(w):
+                    yield ToolCallDeltaEvent(content_index=i, delta=json.dumps(inputs[w]))
+                yield ToolCallEndEvent(content_index=i)
         elif t == "message_delta":
             stop = event.delta.stop_reason
             details = getattr(event.delta, "stop_details", None)
@@ -152,7 +183,7 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
             break
     if not complete:  # a body that ends without message_stop is cut short, however cleanly it ends
         raise ConnectionClosedError("the stream ended before message_stop", provider="anthropic")
-    usage.total_tokens = usage.input + usage.output
+    usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
     if stop in STOP:
         yield DoneEvent(reason=STOP[stop], usage=usage)  # type: ignore[arg-type]
     else:
