@@ -19,7 +19,7 @@ from typing import Any
 from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage, UserMessage, user
 from ..script import Turn, call
 from ._case import Case, Context
-from ._fixtures import PROMPT, SIGNATURE, accepted, answer, call_ids, finished, kinds, only_calls, request
+from ._fixtures import PROMPT, SIGNATURE, accepted, answer, call_ids, finished, history, kinds, only_calls, request
 from ._wire import Wire
 
 # a 1x1 PNG, as base64
@@ -269,6 +269,12 @@ def check_user_content(ctx: Context) -> None:
     image_at = next((i for i, p in enumerate(parts) if p[0] == "image"), None)
     if image_at is not None and not any(follow_up in p[1] for p in parts[:image_at] if p[0] == "text"):
         ctx.fail("the image after the text it follows in its message", [follow_up, "<image>"], parts)
+    # a steering message right after the tool results (docs/loop-contract.md §3.2)
+    steer = "Also, what about Lyon?"
+    ex = answer(ctx, ["Lyon is 16 C."], request(messages=[*history(ctx.wire), user(steer)]))
+    accepted(ctx, ex)
+    texts = [p[1] for p in user_parts(ctx.wire.name, ex.body) if p[0] == "text"]
+    ctx.expect("the user texts of a history whose tool results are followed by a user message", texts, [PROMPT, steer])
 
 
 # --- histories ------------------------------------------------------------------------------------
@@ -296,6 +302,53 @@ def check_unparsed_arguments_history(ctx: Context) -> None:
         echoed = [(e if i is None else i, n) for (i, n), e in zip(echoed, (a, b))] + echoed[2:]
     ctx.expect("calls with unparsed or non-object arguments echoed (id, name)", echoed, [(a, "get_weather"), (b, "get_time")])
     ctx.expect("their results sent", [r.id is None or r.id in (a, b) for r in ctx.wire.results(ex.body or {})], [True, True])
+
+
+IMAGE_RESULTS = ("openai_responses", "anthropic", "bedrock")
+"""Where a tool result can hold an image: Chat Completions' tool messages carry text only, and
+Gemini's functionResponse.response is a JSON object (docs/wire.md §1.6, §4.6)."""
+
+
+def result_images(protocol: str, body: Any) -> list[Part]:
+    """The images inside the tool results of a request body (where the protocol has a form for them)."""
+    out: list[Part] = []
+    if not isinstance(body, Mapping):
+        return out
+    if protocol == "openai_responses":
+        for i in body.get("input") or ():
+            if isinstance(i, Mapping) and i.get("type") == "function_call_output" and isinstance(i.get("output"), list):
+                out += [_data_url(p.get("image_url")) for p in i["output"] if isinstance(p, Mapping) and p.get("type") == "input_image"]
+        return out
+    for m in body.get("messages") or ():
+        for b in m.get("content") or () if isinstance(m, Mapping) and isinstance(m.get("content"), list) else ():
+            if protocol == "anthropic" and isinstance(b, Mapping) and b.get("type") == "tool_result" and isinstance(b.get("content"), list):
+                out += [
+                    ("image", str(p["source"].get("media_type")), str(p["source"].get("data")))
+                    for p in b["content"]
+                    if isinstance(p, Mapping) and p.get("type") == "image" and isinstance(p.get("source"), Mapping) and p["source"].get("type") == "base64"
+                ]
+            elif protocol == "bedrock" and isinstance(b, Mapping) and isinstance(b.get("toolResult"), Mapping):
+                for p in b["toolResult"].get("content") or ():
+                    image = p.get("image") if isinstance(p, Mapping) else None
+                    if isinstance(image, Mapping) and isinstance(image.get("source"), Mapping):
+                        out.append(("image", f"image/{image.get('format')}", str(image["source"].get("bytes"))))
+    return out
+
+
+def check_result_parts(ctx: Context) -> None:
+    messages = history(ctx.wire)
+    a, b = messages[2].tool_call_id, messages[3].tool_call_id
+    messages[2] = ToolResultMessage(tool_call_id=a, tool_name="get_weather", content=[TextContent(text="18 C, "), TextContent(text="clear"), ImageContent(data=PNG, mime_type="image/png")])
+    messages[3] = ToolResultMessage(tool_call_id=b, tool_name="get_time", content=[TextContent(text="Unknown time zone: "), TextContent(text="Asia/Tokyo")], is_error=True)
+    ex = answer(ctx, ["Paris is clear; Tokyo's zone was not found."], request(messages=messages))
+    accepted(ctx, ex)
+    results = ctx.wire.results(ex.body or {})
+    ctx.expect("number of tool results sent", len(results), 2)
+    for r, parts in zip(results, (("18 C, ", "clear"), ("Unknown time zone: ", "Asia/Tokyo"))):
+        if not any(sep.join(parts) in r.text for sep in ("", "\n")):
+            ctx.fail("a result's text parts, joined in order", "".join(parts), r.text)
+    if ctx.wire.name in IMAGE_RESULTS:
+        ctx.expect("the image of the successful result (mime type, base64 data)", [p[1:] for p in result_images(ctx.wire.name, ex.body)], [("image/png", PNG)])
 
 
 FORM_CASES: tuple[Case, ...] = (
@@ -328,9 +381,15 @@ FORM_CASES: tuple[Case, ...] = (
     ),
     Case(
         "request.user_content",
-        "User turns reach the wire whole: text and an image in order, and two user messages in a row both arrive, in order.",
-        "docs/wire.md §1.6, §2.6, §3.6, §4.6, §5.7; docs/loop-contract.md §3.4",
+        "User turns reach the wire whole: text and an image in order, two user messages in a row, and a user message right after tool results.",
+        "docs/wire.md §1.6, §2.6, §3.6, §4.6, §5.7; docs/loop-contract.md §3.2, §3.4",
         check_user_content,
+    ),
+    Case(
+        "request.history.result_parts",
+        "A tool result of several text parts and an image arrives whole: its texts joined in order, the image where the protocol carries one, and an error result's texts too.",
+        "docs/wire.md §2.6, §3.6, §5.7; docs/loop-contract.md §7.2",
+        check_result_parts,
     ),
     Case(
         "request.history.unparsed_arguments",

@@ -427,6 +427,8 @@ MAY_ALSO_FAIL: dict[tuple[str, str], set[str]] = {
             "request.reasoning.passback",
             "stream.ids_across_calls",
             "request.history.unparsed_arguments",
+            "request.user_content",
+            "request.history.result_parts",
         }
         for p in ALL
     },

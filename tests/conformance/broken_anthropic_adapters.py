@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from loopkit.events import DoneEvent, ErrorEvent, StartEvent
-from loopkit.messages import AssistantMessage, ToolCall, Usage, UserMessage
+from loopkit.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
 from loopkit.provider import ModelRequest
 from loopkit.providers import adapter_class
 from loopkit.providers.anthropic import MessagesStreamDecoder
@@ -90,6 +90,18 @@ class _ErrorStopWithoutUsage(_RequestedModel):
         return events
 
 
+def _result_text_only(request: Any) -> Any:
+    """Sends each tool result as its text alone (``result.text``), so an image never leaves."""
+    messages = [ToolResultMessage(tool_call_id=m.tool_call_id, tool_name=m.tool_name, content=[TextContent(text=m.text)], is_error=m.is_error) if isinstance(m, ToolResultMessage) else m for m in request.messages]
+    return _with_messages(request, messages)
+
+
+def _result_first_part_only(request: Any) -> Any:
+    """Sends the first part of each tool result (``result.content[0]``), losing the rest."""
+    messages = [ToolResultMessage(tool_call_id=m.tool_call_id, tool_name=m.tool_name, content=m.content[:1], is_error=m.is_error) if isinstance(m, ToolResultMessage) else m for m in request.messages]
+    return _with_messages(request, messages)
+
+
 def _user_text_only(request: Any) -> Any:
     """Sends each user message as its text (``message.text``), so images never leave."""
     messages = [UserMessage(content=m.text) if isinstance(m, UserMessage) else m for m in request.messages]
@@ -129,9 +141,26 @@ def broken_form(bug: str, protocol: str) -> Callable[..., Any]:
     elif bug in ("no_cache_counts", "error_stop_without_usage"):
         wrapper = _NoCacheCounts if bug == "no_cache_counts" else _ErrorStopWithoutUsage
         attrs = {"stream_decoder": lambda self: wrapper(base.stream_decoder(self), self.model)}
-    elif bug in ("user_text_only", "last_user_message_wins"):
-        edit_request = _user_text_only if bug == "user_text_only" else _last_user_message_wins
+    elif bug in ("user_text_only", "last_user_message_wins", "result_text_only", "result_first_part_only"):
+        edit_request = {
+            "user_text_only": _user_text_only,
+            "last_user_message_wins": _last_user_message_wins,
+            "result_text_only": _result_text_only,
+            "result_first_part_only": _result_first_part_only,
+        }[bug]
         attrs = {"build_request": lambda self, request: base.build_request(self, edit_request(request))}
+    elif bug in ("nameless_errors", "utf8_only_errors"):
+
+        def map_error(self: Any, status: int, headers: Any, body: bytes) -> Any:
+            if bug == "utf8_only_errors":  # reads the body as UTF-8 text first, strictly
+                body.decode("utf-8")
+            err = base.map_error(self, status, headers, body)
+            if bug == "nameless_errors":  # the error says which status, never which provider
+                err.provider = None
+            return err
+
+
+        attrs = {"map_error": map_error}
     elif bug == "arguments_as_parsed":
 
         def build_request(self: Any, request: Any) -> Any:
@@ -161,6 +190,10 @@ FORM_EXPECTED: dict[tuple[str, str], set[str]] = {
     **{("user_text_only", p): {"request.user_content"} for p in ALL},
     **{("last_user_message_wins", p): {"request.user_content"} for p in ALL},
     ("arguments_as_parsed", "anthropic"): {"request.history.unparsed_arguments"},
+    **{("result_text_only", p): {"request.history.result_parts"} for p in ("openai_responses", "anthropic", "bedrock")},  # where a result holds images
+    **{("result_first_part_only", p): {"request.history.result_parts"} for p in ALL},
+    **{("utf8_only_errors", p): {"failure.error_body_not_json"} for p in ALL},
+    **{("nameless_errors", p): {"failure.http_400", "failure.error_body_not_json", "failure.auth", "failure.retries_bounded"} for p in ALL},
     **{("no_cache_counts", p): {"stream.usage_cache"} for p in ALL},
     # the usage of an error stop: a refusal where the API has one, and a content filter everywhere
     **{("error_stop_without_usage", p): {"kind.refusal", "kind.content_filter"} for p in ("openai_chat", "openai_responses", "anthropic")},

@@ -39,10 +39,14 @@ from loopkit.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from loopkit.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage, UserMessage
+from loopkit.messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage, UserMessage
 from loopkit.provider import BaseProvider, ModelRequest, forced_tool_name
 
 STOP = {"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "model_context_window_exceeded": "length"}
+
+
+def _image(block: ImageContent) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": block.mime_type, "data": block.data}}
 
 
 def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
@@ -58,11 +62,7 @@ def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
     for m in request.messages:
         if isinstance(m, UserMessage):
             parts = [TextContent(text=m.content)] if isinstance(m.content, str) else m.content
-            add("user", [
-                {"type": "text", "text": b.text} if isinstance(b, TextContent)
-                else {"type": "image", "source": {"type": "base64", "media_type": b.mime_type, "data": b.data}}
-                for b in parts if not (isinstance(b, TextContent) and not b.text)
-            ])  # fmt: skip
+            add("user", [{"type": "text", "text": b.text} if isinstance(b, TextContent) else _image(b) for b in parts if not (isinstance(b, TextContent) and not b.text)])
         elif isinstance(m, AssistantMessage):
             blocks: list[dict[str, Any]] = []
             for b in m.content:
@@ -76,7 +76,11 @@ def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
                     blocks.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.arguments if b.arguments_ok else {}})
             add("assistant", blocks)
         elif isinstance(m, ToolResultMessage):
-            add("user", [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.text or "(empty)", "is_error": m.is_error}])
+            images = [_image(b) for b in m.content if isinstance(b, ImageContent)]
+            content: Any = m.text or "(empty)"  # an error result must have content, and text only
+            if images and not m.is_error:
+                content = ([{"type": "text", "text": m.text}] if m.text else []) + images
+            add("user", [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": content, "is_error": m.is_error}])
     kwargs: dict[str, Any] = {"model": request.model or model, "max_tokens": request.max_tokens or 1024, "messages": messages, "stream": True}
     if request.system:
         kwargs["system"] = request.system
