@@ -349,6 +349,13 @@ def check_result_parts(ctx: Context) -> None:
             ctx.fail("a result's text parts, joined in order", "".join(parts), r.text)
     if ctx.wire.name in IMAGE_RESULTS:
         ctx.expect("the image of the successful result (mime type, base64 data)", [p[1:] for p in result_images(ctx.wire.name, ex.body)], [("image/png", PNG)])
+    # text parts alone, in a successful result
+    messages[2] = ToolResultMessage(tool_call_id=a, tool_name="get_weather", content=[TextContent(text="18 C, "), TextContent(text="clear")])
+    ex = answer(ctx, ["Paris is clear; Tokyo's zone was not found."], request(messages=messages))
+    accepted(ctx, ex)
+    texts = [r.text for r in ctx.wire.results(ex.body or {})][:1]
+    if not any("18 C, clear" in t or "18 C, \nclear" in t for t in texts):
+        ctx.fail("the text parts of a successful result without images, joined in order", "18 C, clear", texts)
 
 
 FORM_CASES: tuple[Case, ...] = (

@@ -169,6 +169,7 @@ CASES = [
     ("anthropic", edit("tools.0.name", "bad name"), "String should match pattern"),
     ("anthropic", edit("tools.0.input_schema", {"type": "array"}), "input_schema.type: Input should be 'object'"),
     ("anthropic", edit("messages.2.content.0.tool_use_id", 7), "tool_result.tool_use_id: Input should be a valid string"),
+    ("anthropic", edit("messages.2.content.0.content", [{"kind": "text", "text": "1"}]), "tool_result.content.0: Input tag None found using 'type' does not match any of the expected tags"),
     ("gemini", edit("contents.2.parts.0.functionResponse.name", ""), "function_response.name: Name cannot be empty"),
     ("bedrock", edit("messages.2.content.0.toolResult.content", [{"json": "1"}]), "Provide a json object"),
     # pairing of results with calls
