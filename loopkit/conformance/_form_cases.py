@@ -147,28 +147,48 @@ SNAPSHOT = "conformance-model-2025-09-29"  # an API answers with the dated snaps
 RESPONSE_ID = "cnf_resp_01XFDUDYJgAACzvnptvVoYEL"
 
 
-def _names(protocol: str) -> Callable[[str | None, Any], Any]:
-    """A rewrite naming the answer's model SNAPSHOT and its id RESPONSE_ID, where each protocol
-    names them (streamed events and non-streamed bodies alike)."""
+def _name(protocol: str, data: Any) -> None:
+    """Names the answer's model SNAPSHOT and its id RESPONSE_ID where ``protocol`` names them, in
+    one streamed payload or a whole non-streamed body."""
+    if not isinstance(data, dict):
+        return
+    if protocol == "anthropic":
+        target = data.get("message") if data.get("type") == "message_start" else data if data.get("type") == "message" else None
+        keys = ("model", "id")
+    elif protocol == "openai_responses":
+        target = data.get("response") if isinstance(data.get("response"), dict) else data if data.get("object") == "response" else None
+        keys = ("model", "id")
+    elif protocol == "openai_chat":
+        target, keys = data, ("model", "id")
+    else:  # gemini
+        target, keys = data, ("modelVersion", "responseId")
+    if isinstance(target, dict):
+        target.update({keys[0]: SNAPSHOT, keys[1]: RESPONSE_ID})
 
-    def rewrite(event: str | None, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        if protocol == "anthropic":
-            target = data.get("message") if data.get("type") == "message_start" else data if data.get("type") == "message" else None
-            keys = ("model", "id")
-        elif protocol == "openai_responses":
-            target = data.get("response") if isinstance(data.get("response"), dict) else data if data.get("object") == "response" else None
-            keys = ("model", "id")
-        elif protocol == "openai_chat":
-            target, keys = data, ("model", "id")
-        else:  # gemini
-            target, keys = data, ("modelVersion", "responseId")
-        if isinstance(target, dict):
-            target.update({keys[0]: SNAPSHOT, keys[1]: RESPONSE_ID})
-        return data
 
-    return rewrite
+def _names(protocol: str) -> Callable[[list[bytes]], list[bytes]]:
+    """Rewrites an answer's chunks (SSE events, or one JSON body) with :func:`_name`."""
+
+    def edit(chunks: list[bytes]) -> list[bytes]:
+        out = []
+        for chunk in chunks:
+            text = chunk.decode("utf-8")
+            if text.lstrip().startswith(("{", "[")):  # a JSON body
+                data = json.loads(text)
+                for item in data if isinstance(data, list) else [data]:
+                    _name(protocol, item)
+                out.append(json.dumps(data, ensure_ascii=False).encode())
+                continue
+            lines = text.split("\n")
+            for i, line in enumerate(lines):
+                if line.startswith("data:") and line[5:].strip().startswith("{"):
+                    data = json.loads(line[5:])
+                    _name(protocol, data)
+                    lines[i] = "data: " + json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+            out.append("\n".join(lines).encode())
+        return out
+
+    return edit
 
 
 def _names_the_answer(wire: Wire, provider: Any) -> str | None:
@@ -178,7 +198,7 @@ def _names_the_answer(wire: Wire, provider: Any) -> str | None:
 
 
 def check_answer_names(ctx: Context) -> None:
-    m = finished(ctx, answer(ctx, ["Named."], rewrite=_names(ctx.wire.name)), "an answer naming its model snapshot and id")
+    m = finished(ctx, answer(ctx, ["Named."], cut=_names(ctx.wire.name)), "an answer naming its model snapshot and id")
     if m is None:
         return
     ctx.expect("message.model (the model the answer names)", m.model, SNAPSHOT)
