@@ -385,6 +385,7 @@ FORM_CASES: tuple[Case, ...] = (
         "docs/wire.md §3.4; SDK: MessageStream accumulates from content_block_start",
         check_block_start_content,
         _only("anthropic", "only Anthropic's content_block_start carries a whole content block"),
+        streamed_only=True,
     ),
     Case(
         "stream.server_tool_blocks",
@@ -392,6 +393,7 @@ FORM_CASES: tuple[Case, ...] = (
         "docs/wire.md §3.4; Anthropic web search tool (streaming)",
         check_server_tool_blocks,
         _only("anthropic", "Anthropic's server tools stream blocks of their own"),
+        streamed_only=True,
     ),
     Case(
         "stream.answer_names",
