@@ -490,10 +490,8 @@ def decode_message(data: Any) -> list[StreamEvent]:
             args, raw = cb.get("input", {}), None
             if isinstance(args, str):  # never from the real API; keep broken text raw, never {}
                 args, raw = parse_arguments(args)
-            out += [
-                ToolCallStartEvent(content_index=i, id=str(cb.get("id", "")), name=str(cb.get("name", ""))),
-                ToolCallEndEvent(content_index=i, tool_call=ToolCall(id=str(cb.get("id", "")), name=str(cb.get("name", "")), arguments=args, raw_arguments=raw)),
-            ]
+            call = ToolCall(id=str(cb.get("id", "")), name=str(cb.get("name", "")), arguments=args, raw_arguments=raw)
+            out += [ToolCallStartEvent(content_index=i, id=call.id, name=call.name), ToolCallEndEvent(content_index=i, tool_call=call)]
         else:
             continue
         i += 1
