@@ -59,6 +59,8 @@ def http_error_case(status: int, classes: tuple[type, ...]) -> Callable[[Context
         expect_error_details(ctx, ex, status=status, error_type=error_type)
         if message not in said(ex):
             ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
+        elif "{" in said(ex):
+            ctx.fail("the provider's error message, not the raw JSON body it came in", message, said(ex))
         ctx.expect(f"requests sent (an HTTP {status} is not retried)", ex.attempts, 1)
 
     return check

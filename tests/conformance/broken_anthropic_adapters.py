@@ -161,6 +161,13 @@ def broken_form(bug: str, protocol: str) -> Callable[..., Any]:
 
 
         attrs = {"map_error": map_error}
+    elif bug == "raw_body_messages":
+
+        def map_error(self: Any, status: int, headers: Any, body: bytes) -> Any:
+            err = base.map_error(self, status, headers, body)  # the body's text as the message
+            return type(err)(body.decode("utf-8", "replace"), status=err.status, error_type=err.error_type, retry_after=err.retry_after, provider=err.provider, body=err.body)
+
+        attrs = {"map_error": map_error}
     elif bug == "arguments_as_parsed":
 
         def build_request(self: Any, request: Any) -> Any:
@@ -192,6 +199,7 @@ FORM_EXPECTED: dict[tuple[str, str], set[str]] = {
     ("arguments_as_parsed", "anthropic"): {"request.history.unparsed_arguments"},
     **{("result_text_only", p): {"request.history.result_parts"} for p in ("openai_responses", "anthropic", "bedrock")},  # where a result holds images
     **{("result_first_part_only", p): {"request.history.result_parts"} for p in ALL},
+    **{("raw_body_messages", p): {"failure.http_400"} for p in ALL},
     **{("utf8_only_errors", p): {"failure.error_body_not_json"} for p in ALL},
     **{("nameless_errors", p): {"failure.http_400", "failure.error_body_not_json", "failure.auth", "failure.retries_bounded"} for p in ALL},
     **{("no_cache_counts", p): {"stream.usage_cache"} for p in ALL},
