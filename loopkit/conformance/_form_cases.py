@@ -20,6 +20,7 @@ from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingCont
 from ..script import Turn, call
 from ._case import Case, Context
 from ._fixtures import PROMPT, SIGNATURE, accepted, answer, call_ids, finished, history, kinds, only_calls, request
+from ._harness import is_provider_failure
 from ._wire import Wire
 
 # a 1x1 PNG, as base64
@@ -175,29 +176,34 @@ def _name(protocol: str, data: Any) -> None:
         target.update({keys[0]: SNAPSHOT, keys[1]: RESPONSE_ID})
 
 
-def _names(protocol: str) -> Callable[[list[bytes]], list[bytes]]:
-    """Rewrites an answer's chunks (SSE events, or one JSON body) with :func:`_name`."""
+def _payloads(edit: Callable[[Any], None]) -> Callable[[list[bytes]], list[bytes]]:
+    """A cut that applies ``edit`` to every JSON payload of an answer: each SSE event's data, or
+    the one JSON body of a non-streamed answer."""
 
-    def edit(chunks: list[bytes]) -> list[bytes]:
+    def cut(chunks: list[bytes]) -> list[bytes]:
         out = []
         for chunk in chunks:
             text = chunk.decode("utf-8")
             if text.lstrip().startswith(("{", "[")):  # a JSON body
                 data = json.loads(text)
                 for item in data if isinstance(data, list) else [data]:
-                    _name(protocol, item)
+                    edit(item)
                 out.append(json.dumps(data, ensure_ascii=False).encode())
                 continue
             lines = text.split("\n")
             for i, line in enumerate(lines):
                 if line.startswith("data:") and line[5:].strip().startswith("{"):
                     data = json.loads(line[5:])
-                    _name(protocol, data)
+                    edit(data)
                     lines[i] = "data: " + json.dumps(data, ensure_ascii=False, separators=(",", ":"))
             out.append("\n".join(lines).encode())
         return out
 
-    return edit
+    return cut
+
+
+def _names(protocol: str) -> Callable[[list[bytes]], list[bytes]]:
+    return _payloads(lambda data: _name(protocol, data))
 
 
 def _names_the_answer(wire: Wire, provider: Any) -> str | None:
@@ -229,6 +235,46 @@ def check_cache_usage(ctx: Context) -> None:
     expected = (usage.input, usage.output, usage.cache_read, usage.cache_write)
     ctx.expect("usage (input without the cache, output, cache_read, cache_write)", (u.input, u.output, u.cache_read, u.cache_write), expected)
     ctx.expect("usage.total_tokens (all four counts)", u.total_tokens, sum(expected))
+
+
+# --- a stop reason the API adds later -------------------------------------------------------------
+
+NEW_STOP = {"anthropic": "conformance_new_reason", "openai_chat": "conformance_new_reason", "gemini": "CONFORMANCE_NEW_REASON"}
+
+
+def _new_stop(protocol: str) -> Callable[[Any], None]:
+    def edit(data: Any) -> None:
+        if not isinstance(data, dict):
+            return
+        if protocol == "anthropic":
+            holder = data.get("delta") if data.get("type") == "message_delta" else data if data.get("type") == "message" else None
+            if isinstance(holder, dict) and holder.get("stop_reason"):
+                holder["stop_reason"] = NEW_STOP[protocol]
+            return
+        key, items = ("finish_reason", data.get("choices")) if protocol == "openai_chat" else ("finishReason", data.get("candidates"))
+        for item in items if isinstance(items, list) else ():
+            if isinstance(item, dict) and item.get(key):
+                item[key] = NEW_STOP[protocol]
+
+    return edit
+
+
+def _open_stop_field(wire: Wire, provider: Any) -> str | None:
+    if wire.name in NEW_STOP:
+        return None
+    if wire.name == "openai_responses":
+        return "a Responses answer ends with a status (completed, incomplete with its reason, failed), not an open list of stop reasons"
+    return "Bedrock's stopReason comes in a binary event stream the suite does not rewrite"
+
+
+def check_new_stop_reason(ctx: Context) -> None:
+    ex = answer(ctx, ["Done, for a reason this adapter has never seen."], cut=_payloads(_new_stop(ctx.wire.name)))
+    if ex.failure() is not None and (ex.error is None or is_provider_failure(ex)):
+        return  # failing the call as an error is one of the four
+    if ex.contract is not None or ex.message is None:
+        ctx.fail(f"the answer with the new stop reason {NEW_STOP[ctx.wire.name]!r}", "a message, or a failure", ex.outcome())
+        return
+    ctx.expect_in(f"stop_reason for the new wire stop reason {NEW_STOP[ctx.wire.name]!r}", ex.message.stop_reason, ["stop", "length", "toolUse", "error"])
 
 
 # --- user content -------------------------------------------------------------------------------
@@ -415,6 +461,13 @@ FORM_CASES: tuple[Case, ...] = (
         "Prompt-cache reads and writes are reported apart from the uncached input, and the total counts all four.",
         "docs/wire.md §1.3, §2.3, §3.3, §4.3, §5.3",
         check_cache_usage,
+    ),
+    Case(
+        "stop.new_reason",
+        "A stop reason the API adds later still maps onto loopkit's four (or fails the call), never passing through raw.",
+        "docs/wire.md §0.2; docs/loop-contract.md §7.3",
+        check_new_stop_reason,
+        _open_stop_field,
     ),
     Case(
         "request.user_content",

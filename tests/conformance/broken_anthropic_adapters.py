@@ -16,7 +16,7 @@ from loopkit.events import DoneEvent, ErrorEvent, StartEvent
 from loopkit.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
 from loopkit.provider import ModelRequest
 from loopkit.providers import adapter_class
-from loopkit.providers.anthropic import MessagesStreamDecoder
+from loopkit.providers.anthropic import STOP_REASONS, MessagesStreamDecoder
 
 _START_CONTENT = {"text": "", "thinking": "", "signature": ""}
 
@@ -46,6 +46,17 @@ class _ServerToolsAsCalls(MessagesStreamDecoder):
 
     def _event(self, name: str, data: str, out: list[Any]) -> None:
         super()._event(name, data.replace('"type":"server_tool_use"', '"type":"tool_use"'), out)
+
+
+class _RawStopReason(MessagesStreamDecoder):
+    """Passes a stop reason it has no mapping for through as it came (``STOP.get(r, r)``)."""
+
+    __slots__ = ()
+
+    def _event(self, name: str, data: str, out: list[Any]) -> None:
+        super()._event(name, data, out)
+        if out and isinstance(out[-1], DoneEvent) and self._stop_reason not in STOP_REASONS:
+            out[-1].reason = self._stop_reason  # type: ignore[assignment]
 
 
 class _RequestedModel:
@@ -133,8 +144,8 @@ def broken_form(bug: str, protocol: str) -> Callable[..., Any]:
     """A factory for the adapter of ``protocol`` with ``bug`` planted."""
     base = adapter_class(protocol)
     attrs: dict[str, Any]
-    if bug in ("only_deltas", "server_tools_as_calls"):
-        decoder = _OnlyDeltas if bug == "only_deltas" else _ServerToolsAsCalls
+    if bug in ("only_deltas", "server_tools_as_calls", "raw_stop_reason"):
+        decoder = {"only_deltas": _OnlyDeltas, "server_tools_as_calls": _ServerToolsAsCalls, "raw_stop_reason": _RawStopReason}[bug]
         attrs = {"stream_decoder": lambda self: decoder()}
     elif bug == "requested_model":
         attrs = {"stream_decoder": lambda self: _RequestedModel(base.stream_decoder(self), self.model)}
@@ -194,6 +205,7 @@ ALL = ("openai_chat", "openai_responses", "anthropic", "gemini", "bedrock")
 FORM_EXPECTED: dict[tuple[str, str], set[str]] = {
     ("only_deltas", "anthropic"): {"stream.block_start_content"},
     ("server_tools_as_calls", "anthropic"): {"stream.server_tool_blocks"},
+    ("raw_stop_reason", "anthropic"): {"stop.new_reason"},
     **{("user_text_only", p): {"request.user_content"} for p in ALL},
     **{("last_user_message_wins", p): {"request.user_content"} for p in ALL},
     ("arguments_as_parsed", "anthropic"): {"request.history.unparsed_arguments"},

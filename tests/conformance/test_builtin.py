@@ -11,7 +11,8 @@ ANTHROPIC_ONLY = ("stream.block_start_content", "stream.server_tool_blocks")  # 
 NOT_APPLICABLE: dict[str, set[str]] = {
     "openai_chat": {"request.parallel.with_none", "request.history.is_error", "request.reasoning.passback", "stream.thinking", "failure.http_529",
                     "kind.pause_turn", "kind.redacted_thinking", "kind.usage_split", *ANTHROPIC_ONLY},
-    "openai_responses": {"request.parallel.with_none", "request.history.is_error", "failure.http_529", "kind.stop_sequence", "kind.pause_turn", "kind.usage_split", *ANTHROPIC_ONLY},
+    "openai_responses": {"request.parallel.with_none", "request.history.is_error", "failure.http_529", "kind.stop_sequence", "kind.pause_turn", "kind.usage_split",
+                         "stop.new_reason", *ANTHROPIC_ONLY},
     "anthropic": set(),
     "gemini": {
         "request.tools.strict",
@@ -29,7 +30,7 @@ NOT_APPLICABLE: dict[str, set[str]] = {
         *ANTHROPIC_ONLY,
     },
     "bedrock": {"request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529", "kind.refusal", "kind.pause_turn", "kind.usage_split",
-                "stream.answer_names", *ANTHROPIC_ONLY},
+                "stream.answer_names", "stop.new_reason", *ANTHROPIC_ONLY},
 }
 
 

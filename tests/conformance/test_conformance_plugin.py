@@ -11,7 +11,7 @@ pytest_plugins = ["pytester"]
 
 INSTALLED = any(ep.value == "loopkit.pytest_conformance" for ep in entry_points(group="pytest11"))
 PLUGIN_ARGS = () if INSTALLED else ("-p", "loopkit.pytest_conformance")
-BEDROCK_NOT_APPLICABLE = 10  # three parallel-knob cases, 529, refusal, pause_turn, split usage, answer names, two Anthropic wire forms (see test_builtin.NOT_APPLICABLE)
+BEDROCK_NOT_APPLICABLE = 11  # three parallel-knob cases, 529, refusal, pause_turn, split usage, answer names, a new stop reason, two Anthropic wire forms (see test_builtin.NOT_APPLICABLE)
 
 
 def test_one_item_per_case(pytester) -> None:
