@@ -5,7 +5,7 @@ what the real API checks where tests depend on it, with the API's own error bodi
 
 - auth: ``x-api-key`` or ``Authorization: Bearer`` (SDK 2.x) is required (401
   ``authentication_error``); ``anthropic-version`` is required (400), any value is accepted;
-- ``model``, ``max_tokens`` (an integer >= 1) and ``messages`` are required;
+- ``model`` (a non-empty string), ``max_tokens`` (an integer >= 1) and ``messages`` are required;
 - every ``tool_result`` must answer a ``tool_use`` of the immediately preceding assistant
   message, and every ``tool_use`` must be answered in the next message (400, ``x-should-retry:
   false``); an error ``tool_result`` needs content; text blocks must be non-empty;
@@ -13,7 +13,7 @@ what the real API checks where tests depend on it, with the API's own error bodi
   with extended thinking on;
 - field types: an echoed ``tool_use`` needs string ``id``/``name`` and an *object* ``input``
   (never the JSON text), ids unique within a message; ``tool_result`` needs a string
-  ``tool_use_id`` and string-or-list ``content``; ``thinking`` needs ``thinking`` and ``signature``,
+  ``tool_use_id`` and string-or-list ``content`` (of text, image, search_result or document blocks); ``thinking`` needs ``thinking`` and ``signature``,
   ``redacted_thinking`` its ``data``; custom tools need a name matching ``^[a-zA-Z0-9_-]{1,64}$``,
   unique, and an ``input_schema`` of ``type: object``.
 
@@ -116,6 +116,8 @@ class AnthropicSimulator(Simulator):
         for key in ("model", "max_tokens", "messages"):
             if key not in body:
                 return self._bad(f"{key}: Field required")
+        if not isinstance(body["model"], str) or not body["model"]:
+            return self._bad("model: Input should be a valid string")
         limit = body["max_tokens"]
         if isinstance(limit, bool) or not isinstance(limit, int):
             return self._bad("max_tokens: Input should be a valid integer")
@@ -383,6 +385,7 @@ def _check_messages(messages: list[Any], start: int = 0) -> str | None:
 
 
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_RESULT_PARTS = ("text", "image", "search_result", "document")  # the blocks a tool_result's content may hold
 
 
 def _check_block(b: dict[str, Any], at: str, role: str) -> str | None:
@@ -405,6 +408,12 @@ def _check_block(b: dict[str, Any], at: str, role: str) -> str | None:
             return f"{at}.tool_result.tool_use_id: " + ("Field required" if "tool_use_id" not in b else "Input should be a valid string")
         if "content" in b and not isinstance(b["content"], (str, list)):
             return f"{at}.tool_result.content: Input should be a valid list"
+        for k, part in enumerate(b["content"] if isinstance(b.get("content"), list) else ()):
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind not in _RESULT_PARTS:
+                return f"{at}.tool_result.content.{k}: Input tag {kind!r} found using 'type' does not match any of the expected tags: " + ", ".join(map(repr, _RESULT_PARTS))
+            if kind == "text" and not isinstance(part.get("text"), str):
+                return f"{at}.tool_result.content.{k}.text.text: Field required"
     elif t == "thinking":
         for key in ("thinking", "signature"):
             if not isinstance(b.get(key), str):

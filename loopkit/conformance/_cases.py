@@ -13,6 +13,7 @@ from ..errors import BadRequestError
 from ._case import Case
 from ._detail_cases import DETAIL_CASES
 from ._failure_cases import check_abort, check_auth, check_ends_early, check_error_body_not_json, check_mid_stream, check_retries_bounded, check_slow, check_truncated, http_error_case, retried_case
+from ._form_cases import FORM_CASES
 from ._kind_cases import KIND_CASES
 from ._request_cases import (
     check_empty_error_result,
@@ -157,4 +158,5 @@ CASES: tuple[Case, ...] = (
 )
 CASES += KIND_CASES
 CASES += DETAIL_CASES
+CASES += FORM_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

@@ -19,6 +19,8 @@ def expect_failure(ctx: Context, ex: Exchange, classes: tuple[type, ...], what: 
     if ex.error is not None:
         if not isinstance(ex.error, classes):
             ctx.fail(what, " or ".join(qualified(c) for c in classes), f"{qualified(type(ex.error))}: {ex.error}")
+        elif isinstance(ex.error, ProviderError) and not ex.error.provider:
+            ctx.fail(f"{what}: the provider the error names (ProviderError.provider)", "the provider's name", ex.error.provider)
         return
     t = ex.terminal
     if isinstance(t, ErrorEvent) and t.reason == "error":
@@ -57,6 +59,8 @@ def http_error_case(status: int, classes: tuple[type, ...]) -> Callable[[Context
         expect_error_details(ctx, ex, status=status, error_type=error_type)
         if message not in said(ex):
             ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
+        elif "{" in said(ex):
+            ctx.fail("the provider's error message, not the raw JSON body it came in", message, said(ex))
         ctx.expect(f"requests sent (an HTTP {status} is not retried)", ex.attempts, 1)
 
     return check
@@ -72,6 +76,12 @@ def check_error_body_not_json(ctx: Context) -> None:
     if isinstance(ex.error, ProviderError):
         ctx.expect("the error's HTTP status", ex.error.status, 400)
     ctx.expect("requests sent (an HTTP 400 is not retried)", ex.attempts, 1)
+    # a firewall's block page in Latin-1: bytes that are not UTF-8 must not break the error
+    page = "Access denied by the web application firewall (conformance)"
+    ex = answer(ctx, [Turn(faults=(HttpFault(status=403, body=f"<html><body>{page}: r\xe8gle 42</body></html>".encode("latin-1")),)), "Never reached."])
+    expect_failure(ctx, ex, (PermissionDeniedError,), "HTTP 403 with a body that is not UTF-8")
+    if page not in said(ex):
+        ctx.fail("the error message of a body that is not UTF-8", f"text containing {page!r}", said(ex))
 
 
 def check_auth(ctx: Context) -> None:

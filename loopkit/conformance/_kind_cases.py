@@ -75,6 +75,7 @@ def check_refusal(ctx: Context) -> None:
         return
     ctx.expect("stop_reason of a refusal (never a clean stop)", m.stop_reason, "error")
     ctx.expect("error_type of a refusal", m.error_type, "refusal")
+    ctx.expect("usage of a refused answer (input, output)", (m.usage.input, m.usage.output), (USAGE.input, USAGE.output))
     if REFUSAL not in (m.error_message or "") + m.text:
         ctx.fail("the refusal's text (in the text or error_message)", REFUSAL, {"text": m.text, "error_message": m.error_message})
 
@@ -84,6 +85,7 @@ def check_content_filter(ctx: Context) -> None:
     if m is None:
         return
     ctx.expect("stop_reason of a filtered answer (never a clean stop)", m.stop_reason, "error")
+    ctx.expect("usage of a filtered answer (input, output)", (m.usage.input, m.usage.output), (USAGE.input, USAGE.output))
     if not m.error_type:
         ctx.fail("error_type of a filtered answer", "the filter's name (content_filter, SAFETY, content_filtered, refusal ...)", m.error_type)
 

@@ -279,7 +279,7 @@ def _refusal_message(stop_details: Any) -> str:
 
 
 def _terminal(stop_reason: str | None, stop_details: Any, usage: Usage) -> StreamEvent:
-    reason = STOP_REASONS.get(stop_reason or "end_turn", "stop")
+    reason = STOP_REASONS.get(stop_reason, "stop")  # none (never on the real wire) or a future one: a clean end
     if reason == "error":
         return ErrorEvent(reason="error", error_message=_refusal_message(stop_details), error_type=stop_reason, usage=usage)
     return DoneEvent(reason=reason, usage=usage)  # type: ignore[arg-type]
@@ -303,7 +303,7 @@ class _Block:
     __slots__ = ("kind", "index", "signature", "has_args", "start_input")
 
     def __init__(self, kind: str, index: int) -> None:
-        self.kind = kind  # "text" | "thinking" | "redacted" | "tool" | "ignored"
+        self.kind = kind  # "text" | "thinking" | "redacted" | "tool"
         self.index = index  # content_index in the assistant message
         self.signature: str | None = None
         self.has_args = False
@@ -322,7 +322,7 @@ class MessagesStreamDecoder:
 
     def __init__(self) -> None:
         self._sse = SSEDecoder()
-        self._blocks: dict[int, _Block] = {}
+        self._blocks: dict[int, _Block | None] = {}  # wire index -> open block (None: one not kept)
         self._count = 0
         self._usage = Usage()
         self._stop_reason: str | None = None
@@ -352,8 +352,8 @@ class MessagesStreamDecoder:
         payload = json_or_wire_error(data, f"anthropic stream event {name!r}")
         if not isinstance(payload, dict):
             raise WireError(f"anthropic stream event {name!r}: payload is not an object: {data[:200]!r}")
-        kind = payload.get("type", name)
-        if name == "error" or kind == "error":
+        kind = payload.get("type", name)  # the same as the event's name on this wire (§3.4)
+        if kind == "error":
             raise stream_error(payload)
         if kind == "content_block_delta":
             self._delta(payload, out)
@@ -383,16 +383,16 @@ class MessagesStreamDecoder:
         # A second message_start (spliced streams, docs/wire.md §3.7.5) restarts wire indexes at
         # 0; the blocks it brings are appended after the ones already seen.
         self._end_open_blocks(out)
-        decode_usage(message.get("usage") or {}, self._usage)
-        if message.get("stop_reason"):
-            self._stop_reason = message["stop_reason"]
+        decode_usage(message.get("usage") or {}, self._usage)  # its stop_reason is always null
         if not self._started:
             self._started = True
             out.append(StartEvent(api=API, provider=PROVIDER, model=message.get("model", ""), response_id=message.get("id")))
 
     def _end_open_blocks(self, out: list[StreamEvent]) -> None:
         for index in sorted(self._blocks):
-            self._end(self._blocks[index], out)
+            block = self._blocks[index]
+            if block is not None:
+                self._end(block, out)
         self._blocks.clear()
 
     def _start(self, payload: dict[str, Any], out: list[StreamEvent]) -> None:
@@ -419,20 +419,20 @@ class MessagesStreamDecoder:
             out.append(ToolCallStartEvent(content_index=block.index, id=str(cb.get("id", "")), name=str(cb.get("name", ""))))
             block.start_input = cb.get("input")
         else:  # server tools, search results, future block types: not part of the loop's message
-            self._blocks[wire] = _Block("ignored", -1)
+            self._blocks[wire] = None  # started (so its deltas are not an error), and dropped
             return
         self._count += 1
         self._blocks[wire] = block
 
     def _delta(self, payload: dict[str, Any], out: list[StreamEvent]) -> None:
         wire = _index(payload)
-        block = self._blocks.get(wire)
-        if block is None:
+        if wire not in self._blocks:
             raise StreamProtocolError(f"anthropic: content_block_delta for index {wire}, which was never started")
+        block = self._blocks[wire]
+        if block is None:  # a block the message does not keep
+            return
         delta = payload.get("delta") or {}
         t = delta.get("type")
-        if block.kind == "ignored":
-            return
         if t == "text_delta" and block.kind == "text":
             if delta.get("text"):
                 out.append(TextDeltaEvent(content_index=block.index, delta=delta["text"]))
@@ -490,10 +490,8 @@ def decode_message(data: Any) -> list[StreamEvent]:
             args, raw = cb.get("input", {}), None
             if isinstance(args, str):  # never from the real API; keep broken text raw, never {}
                 args, raw = parse_arguments(args)
-            out += [
-                ToolCallStartEvent(content_index=i, id=str(cb.get("id", "")), name=str(cb.get("name", ""))),
-                ToolCallEndEvent(content_index=i, tool_call=ToolCall(id=str(cb.get("id", "")), name=str(cb.get("name", "")), arguments=args, raw_arguments=raw)),
-            ]
+            call = ToolCall(id=str(cb.get("id", "")), name=str(cb.get("name", "")), arguments=args, raw_arguments=raw)
+            out += [ToolCallStartEvent(content_index=i, id=call.id, name=call.name), ToolCallEndEvent(content_index=i, tool_call=call)]
         else:
             continue
         i += 1

@@ -6,12 +6,13 @@ import re
 from importlib.metadata import entry_points
 
 from loopkit.conformance import CASE_IDS
+from test_builtin import NOT_APPLICABLE
 
 pytest_plugins = ["pytester"]
 
 INSTALLED = any(ep.value == "loopkit.pytest_conformance" for ep in entry_points(group="pytest11"))
 PLUGIN_ARGS = () if INSTALLED else ("-p", "loopkit.pytest_conformance")
-BEDROCK_NOT_APPLICABLE = 10  # three parallel-knob cases, 529, refusal, pause_turn, split usage, and three Responses-only cases (see test_builtin.NOT_APPLICABLE)
+BEDROCK_NOT_APPLICABLE = len(NOT_APPLICABLE["bedrock"])
 
 
 def test_one_item_per_case(pytester) -> None:

@@ -169,6 +169,7 @@ CASES = [
     ("anthropic", edit("tools.0.name", "bad name"), "String should match pattern"),
     ("anthropic", edit("tools.0.input_schema", {"type": "array"}), "input_schema.type: Input should be 'object'"),
     ("anthropic", edit("messages.2.content.0.tool_use_id", 7), "tool_result.tool_use_id: Input should be a valid string"),
+    ("anthropic", edit("messages.2.content.0.content", [{"kind": "text", "text": "1"}]), "tool_result.content.0: Input tag None found using 'type' does not match any of the expected tags"),
     ("gemini", edit("contents.2.parts.0.functionResponse.name", ""), "function_response.name: Name cannot be empty"),
     ("bedrock", edit("messages.2.content.0.toolResult.content", [{"json": "1"}]), "Provide a json object"),
     # pairing of results with calls
@@ -209,6 +210,7 @@ LIMITS = [
     ("openai_responses", {"max_output_tokens": 5}, "Expected a value >= 16, but got 5"),
     ("anthropic", {"max_tokens": "100"}, "max_tokens: Input should be a valid integer"),
     ("anthropic", {"max_tokens": 0}, "max_tokens: Input should be greater than or equal to 1"),
+    ("anthropic", {"model": None}, "model: Input should be a valid string"),
     ("gemini", {"generationConfig": {"maxOutputTokens": "100"}}, "generation_config.max_output_tokens"),
     ("bedrock", {"inferenceConfig": {"maxTokens": 0}}, "at 'inferenceConfig.maxTokens' failed to satisfy constraint"),
 ]

@@ -19,6 +19,7 @@ Run it (needs ``pip install anthropic``)::
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -44,10 +45,8 @@ from loopkit.provider import BaseProvider, ModelRequest, forced_tool_name
 STOP = {"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "model_context_window_exceeded": "length"}
 
 
-def _user_block(b: TextContent | ImageContent) -> dict[str, Any]:
-    if isinstance(b, ImageContent):
-        return {"type": "image", "source": {"type": "base64", "media_type": b.mime_type, "data": b.data}}
-    return {"type": "text", "text": b.text}
+def _image(block: ImageContent) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": block.mime_type, "data": block.data}}
 
 
 def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
@@ -63,7 +62,7 @@ def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
     for m in request.messages:
         if isinstance(m, UserMessage):
             parts = [TextContent(text=m.content)] if isinstance(m.content, str) else m.content
-            add("user", [_user_block(b) for b in parts if isinstance(b, (TextContent, ImageContent))])
+            add("user", [{"type": "text", "text": b.text} if isinstance(b, TextContent) else _image(b) for b in parts if not (isinstance(b, TextContent) and not b.text)])
         elif isinstance(m, AssistantMessage):
             blocks: list[dict[str, Any]] = []
             for b in m.content:
@@ -77,7 +76,11 @@ def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
                     blocks.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.arguments if b.arguments_ok else {}})
             add("assistant", blocks)
         elif isinstance(m, ToolResultMessage):
-            add("user", [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": m.text or "(empty)", "is_error": m.is_error}])
+            images = [_image(b) for b in m.content if isinstance(b, ImageContent)]
+            content: Any = m.text or "(empty)"  # an error result must have content, and text only
+            if images and not m.is_error:
+                content = ([{"type": "text", "text": m.text}] if m.text else []) + images
+            add("user", [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": content, "is_error": m.is_error}])
     kwargs: dict[str, Any] = {"model": request.model or model, "max_tokens": request.max_tokens or 1024, "messages": messages, "stream": True}
     if request.system:
         kwargs["system"] = request.system
@@ -104,9 +107,17 @@ def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
 
 
 def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
-    """The SDK's raw stream events -> loopkit stream events (indexes are the wire's: blocks start in order)."""
-    kinds: dict[int, str] = {}
+    """The SDK's raw stream events -> loopkit stream events.
+
+    A ``content_block_start`` carries a whole block (text, thinking, its signature, a tool call's
+    input), which its deltas extend, as the SDK's own accumulator reads it. Blocks the loop does
+    not keep (server tools and their results) are skipped, so the kept ones are numbered apart
+    from the wire's indexes.
+    """
+    kinds: dict[int, str] = {}  # wire index -> block type
+    slots: dict[int, int] = {}  # wire index -> content_index, for the blocks kept
     signatures: dict[int, str] = {}
+    inputs: dict[int, Any] = {}  # a tool call's input from content_block_start, until a delta replaces it
     usage = Usage()
     stop = details = None
     complete = False
@@ -118,40 +129,55 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
             return
         t = event.type
         if t == "message_start":
-            usage.input = event.message.usage.input_tokens
-            usage.cache_read = event.message.usage.cache_read_input_tokens or 0
-            usage.cache_write = event.message.usage.cache_creation_input_tokens or 0
+            start = event.message.usage
+            usage.input = start.input_tokens
+            usage.cache_read = start.cache_read_input_tokens or 0
+            usage.cache_write = start.cache_creation_input_tokens or 0
             yield StartEvent(api="anthropic-messages", provider="anthropic", model=event.message.model, response_id=event.message.id)
         elif t == "content_block_start":
-            block, i = event.content_block, event.index
-            kinds[i] = block.type
+            block, w = event.content_block, event.index
+            kinds[w] = block.type
+            if block.type not in ("text", "thinking", "redacted_thinking", "tool_use"):
+                continue
+            i = slots[w] = len(slots)
             if block.type == "text":
                 yield TextStartEvent(content_index=i)
+                if block.text:
+                    yield TextDeltaEvent(content_index=i, delta=block.text)
             elif block.type == "thinking":
                 yield ThinkingStartEvent(content_index=i)
+                if block.thinking:
+                    yield ThinkingDeltaEvent(content_index=i, delta=block.thinking)
+                signatures[w] = block.signature
             elif block.type == "redacted_thinking":
-                signatures[i] = block.data
+                signatures[w] = block.data
                 yield ThinkingStartEvent(content_index=i, redacted=True)
-            elif block.type == "tool_use":
+            else:
+                inputs[w] = block.input
                 yield ToolCallStartEvent(content_index=i, id=block.id, name=block.name)
         elif t == "content_block_delta":
-            d, i = event.delta, event.index
-            if d.type == "text_delta":
+            d, w = event.delta, event.index
+            i, kind = slots.get(w), kinds.get(w)
+            if d.type == "text_delta" and kind == "text":
                 yield TextDeltaEvent(content_index=i, delta=d.text)
-            elif d.type == "thinking_delta":
+            elif d.type == "thinking_delta" and kind == "thinking":
                 yield ThinkingDeltaEvent(content_index=i, delta=d.thinking)
-            elif d.type == "signature_delta":
-                signatures[i] = signatures.get(i, "") + d.signature
-            elif d.type == "input_json_delta":
+            elif d.type == "signature_delta" and kind == "thinking":
+                signatures[w] = d.signature
+            elif d.type == "input_json_delta" and kind == "tool_use" and d.partial_json:
+                inputs.pop(w, None)
                 yield ToolCallDeltaEvent(content_index=i, delta=d.partial_json)
         elif t == "content_block_stop":
-            kind = kinds.get(event.index)
+            w = event.index
+            kind, i = kinds.get(w), slots.get(w)
             if kind == "text":
-                yield TextEndEvent(content_index=event.index)
+                yield TextEndEvent(content_index=i)
             elif kind in ("thinking", "redacted_thinking"):
-                yield ThinkingEndEvent(content_index=event.index, thinking_signature=signatures.get(event.index))
+                yield ThinkingEndEvent(content_index=i, thinking_signature=signatures.get(w) or None)
             elif kind == "tool_use":
-                yield ToolCallEndEvent(content_index=event.index)
+                if inputs.get(w):
+                    yield ToolCallDeltaEvent(content_index=i, delta=json.dumps(inputs[w]))
+                yield ToolCallEndEvent(content_index=i)
         elif t == "message_delta":
             stop = event.delta.stop_reason
             details = getattr(event.delta, "stop_details", None)

@@ -1,0 +1,222 @@
+"""Adapters with one realistic bug each, for the cases of unusual wire forms and histories
+(``loopkit/conformance/_form_cases.py``) and the Anthropic wire forms they cover.
+
+Each is a subclass of a shipped adapter with one hook bent: its stream decoder (the wire payloads
+it reads), the request it encodes, or the body it builds. ``FORM_EXPECTED`` maps (bug, protocol)
+to the case ids that must fail, and only those, among every case of the suite.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from loopkit.events import DoneEvent, ErrorEvent, StartEvent
+from loopkit.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
+from loopkit.provider import ModelRequest
+from loopkit.providers import adapter_class
+from loopkit.providers.anthropic import STOP_REASONS, MessagesStreamDecoder
+
+_START_CONTENT = {"text": "", "thinking": "", "signature": ""}
+
+
+class _OnlyDeltas(MessagesStreamDecoder):
+    """Reads a block's content from its deltas alone: whatever content_block_start already
+    carries (text, thinking, signature, a tool call's input) is lost."""
+
+    __slots__ = ()
+
+    def _event(self, name: str, data: str, out: list[Any]) -> None:
+        payload = json.loads(data) if data else None
+        if isinstance(payload, dict) and payload.get("type") == "content_block_start":
+            block = dict(payload["content_block"])
+            block.update({k: v for k, v in _START_CONTENT.items() if k in block})
+            if block.get("type") == "tool_use":
+                block["input"] = {}
+            data = json.dumps({**payload, "content_block": block})
+        super()._event(name, data, out)
+
+
+class _ServerToolsAsCalls(MessagesStreamDecoder):
+    """Takes every ``*tool_use`` block for a call of the loop's (``block.type.endswith("tool_use")``),
+    so a server-side web search becomes a tool call the loop would run."""
+
+    __slots__ = ()
+
+    def _event(self, name: str, data: str, out: list[Any]) -> None:
+        super()._event(name, data.replace('"type":"server_tool_use"', '"type":"tool_use"'), out)
+
+
+class _RawStopReason(MessagesStreamDecoder):
+    """Passes a stop reason it has no mapping for through as it came (``STOP.get(r, r)``)."""
+
+    __slots__ = ()
+
+    def _event(self, name: str, data: str, out: list[Any]) -> None:
+        super()._event(name, data, out)
+        if out and isinstance(out[-1], DoneEvent) and self._stop_reason not in STOP_REASONS:
+            out[-1].reason = self._stop_reason  # type: ignore[assignment]
+
+
+class _RequestedModel:
+    """Wraps a stream decoder: the start event names the model the adapter asked for
+    (``StartEvent(model=self.model)``), not the one the answer names."""
+
+    def __init__(self, inner: Any, model: str) -> None:
+        self.inner, self.model = inner, model
+
+    def _bend(self, events: list[Any]) -> list[Any]:
+        for e in events:
+            if isinstance(e, StartEvent):
+                e.model = self.model
+        return events
+
+    def feed(self, chunk: bytes) -> list[Any]:
+        return self._bend(self.inner.feed(chunk))
+
+    def close(self) -> list[Any]:
+        return self._bend(self.inner.close())
+
+
+class _NoCacheCounts(_RequestedModel):
+    """Wraps a stream decoder: reads the input and output counts only, so the prompt cache's
+    reads and writes are lost (and the total with them)."""
+
+    def _bend(self, events: list[Any]) -> list[Any]:
+        for e in events:
+            if isinstance(e, (DoneEvent, ErrorEvent)) and e.usage is not None:
+                e.usage = Usage(input=e.usage.input, output=e.usage.output, total_tokens=e.usage.input + e.usage.output)
+        return events
+
+
+class _ErrorStopWithoutUsage(_RequestedModel):
+    """Wraps a stream decoder: an error stop (a refusal, a content filter) carries no usage, as
+    in ``ErrorEvent(reason="error", error_message=...)`` written without it."""
+
+    def _bend(self, events: list[Any]) -> list[Any]:
+        for e in events:
+            if isinstance(e, ErrorEvent):
+                e.usage = None
+        return events
+
+
+def _result_text_only(request: Any) -> Any:
+    """Sends each tool result as its text alone (``result.text``), so an image never leaves."""
+    messages = [ToolResultMessage(tool_call_id=m.tool_call_id, tool_name=m.tool_name, content=[TextContent(text=m.text)], is_error=m.is_error) if isinstance(m, ToolResultMessage) else m for m in request.messages]
+    return _with_messages(request, messages)
+
+
+def _result_first_part_only(request: Any) -> Any:
+    """Sends the first part of each tool result (``result.content[0]``), losing the rest."""
+    messages = [ToolResultMessage(tool_call_id=m.tool_call_id, tool_name=m.tool_name, content=m.content[:1], is_error=m.is_error) if isinstance(m, ToolResultMessage) else m for m in request.messages]
+    return _with_messages(request, messages)
+
+
+def _user_text_only(request: Any) -> Any:
+    """Sends each user message as its text (``message.text``), so images never leave."""
+    messages = [UserMessage(content=m.text) if isinstance(m, UserMessage) else m for m in request.messages]
+    return _with_messages(request, messages)
+
+
+def _last_user_message_wins(request: Any) -> Any:
+    """Keeps only the last of user messages in a row (the merge replaces instead of appending)."""
+    messages = [m for i, m in enumerate(request.messages) if not (isinstance(m, UserMessage) and i + 1 < len(request.messages) and isinstance(request.messages[i + 1], UserMessage))]
+    return _with_messages(request, messages)
+
+
+def _with_messages(request: ModelRequest, messages: list[Any]) -> ModelRequest:
+    keep = ("tools", "tool_choice", "parallel_tool_calls", "model", "system", "max_tokens", "abort_signal", "call_number")
+    return ModelRequest(messages, **{k: getattr(request, k) for k in keep})
+
+
+def _arguments_as_parsed(body: dict[str, Any], request: Any) -> None:
+    """Echoes each call's arguments as they parsed (``"input": call.arguments``): None for text
+    that never parsed, a list for a JSON array, where the API takes only an object."""
+    calls = {b.id: b for m in request.messages if isinstance(m, AssistantMessage) for b in m.content if isinstance(b, ToolCall)}
+    for m in body["messages"]:
+        for b in m["content"] if isinstance(m["content"], list) else ():
+            if b.get("type") == "tool_use" and b["id"] in calls:
+                b["input"] = calls[b["id"]].arguments
+
+
+def broken_form(bug: str, protocol: str) -> Callable[..., Any]:
+    """A factory for the adapter of ``protocol`` with ``bug`` planted."""
+    base = adapter_class(protocol)
+    attrs: dict[str, Any]
+    if bug in ("only_deltas", "server_tools_as_calls", "raw_stop_reason"):
+        decoder = {"only_deltas": _OnlyDeltas, "server_tools_as_calls": _ServerToolsAsCalls, "raw_stop_reason": _RawStopReason}[bug]
+        attrs = {"stream_decoder": lambda self: decoder()}
+    elif bug == "requested_model":
+        attrs = {"stream_decoder": lambda self: _RequestedModel(base.stream_decoder(self), self.model)}
+    elif bug in ("no_cache_counts", "error_stop_without_usage"):
+        wrapper = _NoCacheCounts if bug == "no_cache_counts" else _ErrorStopWithoutUsage
+        attrs = {"stream_decoder": lambda self: wrapper(base.stream_decoder(self), self.model)}
+    elif bug in ("user_text_only", "last_user_message_wins", "result_text_only", "result_first_part_only"):
+        edit_request = {
+            "user_text_only": _user_text_only,
+            "last_user_message_wins": _last_user_message_wins,
+            "result_text_only": _result_text_only,
+            "result_first_part_only": _result_first_part_only,
+        }[bug]
+        attrs = {"build_request": lambda self, request: base.build_request(self, edit_request(request))}
+    elif bug in ("nameless_errors", "utf8_only_errors"):
+
+        def map_error(self: Any, status: int, headers: Any, body: bytes) -> Any:
+            if bug == "utf8_only_errors":  # reads the body as UTF-8 text first, strictly
+                body.decode("utf-8")
+            err = base.map_error(self, status, headers, body)
+            if bug == "nameless_errors":  # the error says which status, never which provider
+                err.provider = None
+            return err
+
+
+        attrs = {"map_error": map_error}
+    elif bug == "raw_body_messages":
+
+        def map_error(self: Any, status: int, headers: Any, body: bytes) -> Any:
+            err = base.map_error(self, status, headers, body)  # the body's text as the message
+            return type(err)(body.decode("utf-8", "replace"), status=err.status, error_type=err.error_type, retry_after=err.retry_after, provider=err.provider, body=err.body)
+
+        attrs = {"map_error": map_error}
+    elif bug == "arguments_as_parsed":
+
+        def build_request(self: Any, request: Any) -> Any:
+            call = base.build_request(self, request)
+            _arguments_as_parsed(call.json, request)
+            return call
+
+        attrs = {"build_request": build_request}
+    else:
+        raise ValueError(f"no planted bug {bug!r}")
+    cls = type(f"{bug}_{protocol}", (base,), attrs)
+
+    def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
+        kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "transport": transport, "retry": retry}
+        if base_url is not None:
+            kwargs["base_url"] = base_url
+        return cls(**kwargs)
+
+    return factory
+
+
+ALL = ("openai_chat", "openai_responses", "anthropic", "gemini", "bedrock")
+
+FORM_EXPECTED: dict[tuple[str, str], set[str]] = {
+    ("only_deltas", "anthropic"): {"stream.block_start_content"},
+    ("server_tools_as_calls", "anthropic"): {"stream.server_tool_blocks"},
+    ("raw_stop_reason", "anthropic"): {"stop.new_reason"},
+    **{("user_text_only", p): {"request.user_content"} for p in ALL},
+    **{("last_user_message_wins", p): {"request.user_content"} for p in ALL},
+    ("arguments_as_parsed", "anthropic"): {"request.history.unparsed_arguments"},
+    **{("result_text_only", p): {"request.history.result_parts"} for p in ("openai_responses", "anthropic", "bedrock")},  # where a result holds images
+    **{("result_first_part_only", p): {"request.history.result_parts"} for p in ALL},
+    **{("raw_body_messages", p): {"failure.http_400"} for p in ALL},
+    **{("utf8_only_errors", p): {"failure.error_body_not_json"} for p in ALL},
+    **{("nameless_errors", p): {"failure.http_400", "failure.error_body_not_json", "failure.auth", "failure.retries_bounded"} for p in ALL},
+    **{("no_cache_counts", p): {"stream.usage_cache"} for p in ALL},
+    # the usage of an error stop: a refusal where the API has one, and a content filter everywhere
+    **{("error_stop_without_usage", p): {"kind.refusal", "kind.content_filter"} for p in ("openai_chat", "openai_responses", "anthropic")},
+    **{("error_stop_without_usage", p): {"kind.content_filter"} for p in ("gemini", "bedrock")},
+    **{("requested_model", p): {"stream.answer_names"} for p in ALL if p != "bedrock"},  # Converse names no model
+}
