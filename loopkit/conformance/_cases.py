@@ -52,6 +52,7 @@ from ._stream_cases import (
     check_utf8_split,
 )
 from ._wire import Wire
+from ._wire_form_cases import WIRE_FORM_CASES
 
 # --- applicability ------------------------------------------------------------------------------
 
@@ -155,4 +156,5 @@ CASES: tuple[Case, ...] = (
     Case("failure.abort", "Setting the abort signal mid-stream ends the call with ErrorEvent(reason='aborted'), in stream() and astream().", "docs/loop-contract.md §7.5, §1.7", check_abort),
 )
 CASES += KIND_CASES
+CASES += WIRE_FORM_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

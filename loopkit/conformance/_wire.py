@@ -104,6 +104,22 @@ class Wire:
         """Whether one wire event is the protocol's terminal event."""
         return self.terminal_event in event
 
+    streamed_calls: str | None = None
+    """Another wire form in which the protocol streams a tool call's arguments, one
+    :meth:`stream_calls` writes (None: the protocol has no other form)."""
+
+    def stream_calls(self, chunks: list[bytes]) -> list[bytes]:
+        """An answer's wire events with each whole tool call rewritten into the
+        :attr:`streamed_calls` form."""
+        raise NotImplementedError
+
+    unframed_errors: str | None = None
+    """How an error event can also arrive without the protocol's framing (None: it cannot)."""
+
+    def unframe_errors(self, chunks: list[bytes]) -> list[bytes]:
+        """An answer's wire events with each error event written without its framing."""
+        raise NotImplementedError
+
     # --- request side ---------------------------------------------------------------------
 
     def tools(self, body: Mapping[str, Any]) -> list[Declared] | None:
@@ -564,6 +580,101 @@ class GeminiWire(Wire):
         for wire in ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"):
             cases.append(StopCase(wire, frozenset({"error"}), _TEXT, rewrite=finish(wire)))
         return cases
+
+    streamed_calls = "Vertex AI's streamFunctionCallArguments: willContinue functionCall parts carrying partialArgs (§4.4)"
+
+    def stream_calls(self, chunks):
+        out = []
+        for chunk in chunks:
+            data = _sse_json(chunk)
+            parts = _candidate_parts(data)
+            if not any(isinstance(p, Mapping) and isinstance(p.get("functionCall"), Mapping) for p in parts):
+                out.append(chunk)
+                continue
+            pieces: list[list[dict[str, Any]]] = []
+            for p in parts:
+                pieces += _vertex_call(p) if isinstance(p.get("functionCall"), Mapping) else [[p]]
+            for k, piece in enumerate(pieces):  # one chunk per part; the original's finishReason on the last
+                copy = json.loads(json.dumps(data))
+                cand = copy["candidates"][0]
+                cand["content"]["parts"] = piece
+                if k < len(pieces) - 1:
+                    for key in ("finishReason", "finishMessage", "safetyRatings"):
+                        cand.pop(key, None)
+                out.append(b"data: " + json.dumps(copy, ensure_ascii=False).encode("utf-8") + b"\r\n\r\n")
+        return out
+
+    unframed_errors = "google-genai joins bare JSON lines (no data: prefix) until the braces balance: how errors can arrive (§4.4)"
+
+    def unframe_errors(self, chunks):
+        out = []
+        for chunk in chunks:
+            data = _sse_json(chunk)
+            if isinstance(data, Mapping) and "error" in data:
+                chunk = (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+            out.append(chunk)
+        return out
+
+
+def _sse_json(chunk: bytes) -> Any:
+    """The JSON payload of one ``data:`` event (None when it has none)."""
+    text = chunk.decode("utf-8").strip()
+    if not text.startswith("data:"):
+        return None
+    try:
+        return json.loads(text[5:])
+    except ValueError:
+        return None
+
+
+def _candidate_parts(data: Any) -> list[Any]:
+    try:
+        parts = data["candidates"][0]["content"]["parts"]
+    except (KeyError, IndexError, TypeError):
+        return []
+    return parts if isinstance(parts, list) else []
+
+
+def _vertex_call(part: Mapping[str, Any]) -> list[list[dict[str, Any]]]:
+    """One whole ``functionCall`` part as the parts Vertex streams it in: an opening part
+    (name, id, signature, ``willContinue``), argument parts (strings in pieces of three characters,
+    every value at its RFC 9535 path; two entries share a part where they can), and a closing
+    empty ``functionCall``."""
+    fc = part["functionCall"]
+    opening: dict[str, Any] = {"name": fc["name"], "willContinue": True}
+    if "id" in fc:
+        opening["id"] = fc["id"]
+    first: dict[str, Any] = {"functionCall": opening}
+    if "thoughtSignature" in part:
+        first["thoughtSignature"] = part["thoughtSignature"]
+    entries = [entry for path, value in _leaves("$", fc.get("args") or {}) for entry in _partial_args(path, value)]
+    parts = [[first]]
+    for i in range(0, len(entries), 2):
+        parts.append([{"functionCall": {"partialArgs": entries[i : i + 2], "willContinue": True}}])
+    return [*parts, [{"functionCall": {}}]]
+
+
+def _leaves(path: str, value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, Mapping):
+        out = []
+        for key, item in value.items():
+            step = f".{key}" if key.isascii() and key.isidentifier() else "['" + key.replace("\\", "\\\\").replace("'", "\\'") + "']"
+            out += _leaves(path + step, item)
+        return out
+    if isinstance(value, list):
+        return [leaf for i, item in enumerate(value) for leaf in _leaves(f"{path}[{i}]", item)]
+    return [(path, value)]
+
+
+def _partial_args(path: str, value: Any) -> list[dict[str, Any]]:
+    if isinstance(value, str):
+        pieces = [value[i : i + 3] for i in range(0, len(value), 3)] or [""]
+        return [{"jsonPath": path, "stringValue": p, **({"willContinue": True} if k < len(pieces) - 1 else {})} for k, p in enumerate(pieces)]
+    if isinstance(value, bool):
+        return [{"jsonPath": path, "boolValue": value}]
+    if value is None:
+        return [{"jsonPath": path, "nullValue": None}]
+    return [{"jsonPath": path, "numberValue": value}]
 
 
 # --- Bedrock Converse (§5) ------------------------------------------------------------------

@@ -6,12 +6,13 @@ import pytest
 
 from loopkit.conformance import CASE_IDS, Suite, run_suite
 
+GEMINI_ONLY = {"stream.streamed_call_form", "failure.unframed_error"}  # Vertex's partialArgs; errors as bare JSON lines
 # What each protocol cannot express (the suite must say so, never pass it silently).
 NOT_APPLICABLE: dict[str, set[str]] = {
     "openai_chat": {"request.parallel.with_none", "request.history.is_error", "request.reasoning.passback", "stream.thinking", "failure.http_529",
-                    "kind.pause_turn", "kind.redacted_thinking", "kind.usage_split"},
-    "openai_responses": {"request.parallel.with_none", "request.history.is_error", "failure.http_529", "kind.stop_sequence", "kind.pause_turn", "kind.usage_split"},
-    "anthropic": set(),
+                    "kind.pause_turn", "kind.redacted_thinking", "kind.usage_split", *GEMINI_ONLY},
+    "openai_responses": {"request.parallel.with_none", "request.history.is_error", "failure.http_529", "kind.stop_sequence", "kind.pause_turn", "kind.usage_split", *GEMINI_ONLY},
+    "anthropic": GEMINI_ONLY,
     "gemini": {
         "request.tools.strict",
         "request.parallel.disabled",
@@ -26,7 +27,7 @@ NOT_APPLICABLE: dict[str, set[str]] = {
         "kind.pause_turn",
         "kind.redacted_thinking",
     },
-    "bedrock": {"request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529", "kind.refusal", "kind.pause_turn", "kind.usage_split"},
+    "bedrock": {"request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529", "kind.refusal", "kind.pause_turn", "kind.usage_split", *GEMINI_ONLY},
 }
 
 

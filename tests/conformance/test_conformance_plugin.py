@@ -5,13 +5,15 @@ from __future__ import annotations
 import re
 from importlib.metadata import entry_points
 
+from test_builtin import NOT_APPLICABLE
+
 from loopkit.conformance import CASE_IDS
 
 pytest_plugins = ["pytester"]
 
 INSTALLED = any(ep.value == "loopkit.pytest_conformance" for ep in entry_points(group="pytest11"))
 PLUGIN_ARGS = () if INSTALLED else ("-p", "loopkit.pytest_conformance")
-BEDROCK_NOT_APPLICABLE = 7  # three parallel-knob cases, 529, refusal, pause_turn, split usage (see test_builtin.NOT_APPLICABLE)
+BEDROCK_NOT_APPLICABLE = len(NOT_APPLICABLE["bedrock"])
 
 
 def test_one_item_per_case(pytester) -> None:

@@ -1,0 +1,140 @@
+"""Less common but real wire forms and history shapes: another form a protocol streams calls in,
+errors written without the stream's framing, results given in another order than their calls.
+
+A protocol-specific form is written by the protocol's :class:`~._wire.Wire` (from the spec, not
+from loopkit's adapters); where the protocol has no such form the case is not applicable.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import ProviderError
+from ..events import DoneEvent
+from ..messages import TextContent, ToolCall, ToolResultMessage, user
+from ..script import MidStreamError, ScriptedCall, Turn, call
+from ._case import Case, Context
+from ._failure_cases import expect_error_details, expect_failure, said
+from ._fixtures import SIGNATURE, answer, call_ids, finished, kinds, only_calls, request
+from ._wire import Wire
+
+# arguments with every kind of value a JSON path can reach: nested objects, arrays (of objects
+# too), numbers, booleans, null, an empty string, a key that needs the bracket form, escapes
+STREAMED_ARGS_A = {"city": 'Zürich "Altstadt" \\ 🏔️', "units": "c"}
+STREAMED_ARGS_B = {
+    "tz": "Asia/Tokyo",
+    "at": {"hour": 9, "minute": 30.5},
+    "days": ["mon", "tue"],
+    "stops": [{"city": "Kyoto"}, {"city": "Osaka", "nights": 2}],
+    "dst": False,
+    "exact": True,
+    "note": None,
+    "label": "",
+    "display name": "Tokyo, JP",
+    "it's": "quoted",
+}
+
+
+def _streamed_calls(wire: Wire, provider: Any) -> str | None:
+    return None if wire.streamed_calls else f"{wire.name} streams tool-call arguments in one form only (docs/wire.md §0.3)"
+
+
+def _unframed_errors(wire: Wire, provider: Any) -> str | None:
+    return None if wire.unframed_errors else f"on {wire.name} every error event arrives framed like the rest of the stream (docs/wire.md §6.3)"
+
+
+def check_streamed_call_form(ctx: Context) -> None:
+    a, _ = call_ids(ctx.wire)
+    turn = Turn(
+        text="Checking both.",
+        tool_calls=(ScriptedCall(name="get_weather", arguments=STREAMED_ARGS_A, id=a, thought_signature=SIGNATURE), call("get_time", STREAMED_ARGS_B)),
+        chunk_size=5,
+    )
+    ex = answer(ctx, [turn], cut=ctx.wire.stream_calls)
+    m = finished(ctx, ex, f"an answer whose calls stream as {ctx.wire.streamed_calls}")
+    if m is None:
+        return
+    ctx.expect("content blocks", kinds(m), ["text", "toolCall", "toolCall"])
+    ctx.expect("text", m.text, "Checking both.")
+    calls = only_calls(m)
+    ctx.expect("tool calls (name, arguments), in order", [(c.name, c.arguments) for c in calls], [("get_weather", STREAMED_ARGS_A), ("get_time", STREAMED_ARGS_B)])
+    if len(calls) == 2:
+        ctx.expect("the id the API sent on the first call", calls[0].id, a)
+        if not calls[1].id or calls[1].id == a:
+            ctx.fail("the id of the call sent without one", f"a non-empty id other than {a!r}", calls[1].id)
+        ctx.expect("the thought signature on the first call's opening part", calls[0].thought_signature, SIGNATURE)
+    ctx.expect("stop_reason", m.stop_reason, "toolUse")
+
+    def cut_inside(chunks: list[bytes]) -> list[bytes]:  # the body ends cleanly after the call's second argument part
+        streamed = ctx.wire.stream_calls(chunks)
+        opened = next(i for i, c in enumerate(streamed) if b'"willContinue"' in c)
+        return streamed[: opened + 2]
+
+    ex = answer(ctx, [turn], cut=cut_inside)
+    expect_failure(ctx, ex, (ProviderError,), "a stream that ends inside a streamed tool call")
+    if any(isinstance(e, DoneEvent) for e in ex.events) or (ex.message is not None and only_calls(ex.message)):
+        ctx.fail("a stream that ends inside a streamed tool call", "no 'done' and no call", ex.outcome())
+
+
+def check_unframed_error(ctx: Context) -> None:
+    message = 'Upstream failure {"shard": 3} with a quote \\" and a } brace (conformance)'
+    error_type = ctx.wire.error_types[1]
+    turn = Turn(text="This answer fails part-way.", chunk_size=4, faults=(MidStreamError(after=2, message=message, error_type=error_type),))
+    ex = answer(ctx, [turn, "Never reached."], cut=ctx.wire.unframe_errors)
+    expect_failure(ctx, ex, (ProviderError,), f"an error event written as {ctx.wire.unframed_errors}")
+    expect_error_details(ctx, ex, status=None, error_type=error_type)
+    if message not in said(ex):
+        ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
+    if any(isinstance(e, DoneEvent) for e in ex.events):
+        ctx.fail("events", "no 'done' event", ex.outcome())
+
+
+def check_results_out_of_order(ctx: Context) -> None:
+    """Two calls of one tool, sent without ids where the wire allows, answered in reverse order
+    (tools that ran concurrently finish in any order): each result must reach its own call."""
+
+    def next_request(done: list[Any]) -> Any:
+        if not done:
+            return request()
+        if len(done) == 2 or done[0].message is None:
+            return None
+        calls = only_calls(done[0].message)
+        texts = {"Paris": "18 C, clear", "Tokyo": "48 F, rain"}
+        results = [ToolResultMessage(tool_call_id=c.id, tool_name=c.name, content=[TextContent(text=texts.get(str((c.arguments or {}).get("city")), "?"))]) for c in calls]
+        return request(messages=[user("Weather in Paris and in Tokyo?"), done[0].message, *reversed(results)])
+
+    first = Turn(tool_calls=(call("get_weather", {"city": "Paris"}), call("get_weather", {"city": "Tokyo", "units": "f"})))
+    rounds = ctx.harness.run_rounds([first, "Paris is clear; Tokyo is rainy."], next_request)
+    m = finished(ctx, rounds[0], "model call 1")
+    if m is None:
+        return
+    if len(rounds) < 2 or not rounds[1].bodies:
+        ctx.fail("the next request", "sent with the two results", "not sent")
+        return
+    finished(ctx, rounds[1], "model call 2 (the API accepted the results)")
+    _expect_results_match(ctx, rounds[1].bodies[0], only_calls(m), {"Paris": "18 C, clear", "Tokyo": "48 F, rain"})
+
+
+def _expect_results_match(ctx: Context, body: Any, calls: list[ToolCall], texts: dict[str, str]) -> None:
+    results = ctx.wire.results(body or {})
+    echoed = ctx.wire.echoed_calls(body or {})
+    ctx.expect("number of tool results sent", len(results), len(calls))
+    by_id = {c.id: c for c in calls}
+    for n, r in enumerate(results):
+        if r.id is not None:  # matched by id
+            c = by_id.get(r.id)
+        else:  # a wire without ids (Gemini) pairs results with the echoed calls by order
+            c = calls[n] if n < len(calls) and n < len(echoed) and echoed[n].id is None else None
+        if c is None:
+            ctx.fail(f"result {n + 1} answers a call", f"one of {sorted(by_id)}", r.id)
+            continue
+        want = texts[str((c.arguments or {}).get("city"))]
+        if want not in r.text:
+            ctx.fail(f"result {n + 1} (for the call with {c.arguments}) carries that call's text", want, r.text)
+
+
+WIRE_FORM_CASES: tuple[Case, ...] = (
+    Case("stream.streamed_call_form", "Tool calls streamed in the protocol's other form (Vertex partialArgs: an opening part, argument parts by JSON path, a closing part) become the same calls; a body that ends inside one fails.", "docs/wire.md §4.4 (Vertex streamFunctionCallArguments); google-genai types FunctionCall.partialArgs, PartialArg", check_streamed_call_form, _streamed_calls),
+    Case("failure.unframed_error", "An error event written without the stream's framing (bare JSON lines, as google-genai reads them) fails the call with the provider's message and type.", "docs/wire.md §4.4, §6.3; google-genai _api_client response-stream reader", check_unframed_error, _unframed_errors),
+    Case("request.history.results_out_of_order", "Results given in another order than their calls (two calls of one tool, sent without ids where the wire allows) each reach their own call.", "docs/wire.md §0.3, §4.6; docs/loop-contract.md §7.4", check_results_out_of_order),
+)

@@ -1,0 +1,93 @@
+"""Gemini adapters with one realistic bug each, for the cases that Gemini's rarer wire forms and
+history shapes need (Vertex's streamed calls, errors as bare JSON lines, results out of order).
+
+Each is a subclass of the shipped :class:`~loopkit.providers.gemini.GeminiProvider` with one hook
+bent: its stream decoder or the request body it builds. ``GEMINI_EXPECTED`` maps a bug to the
+case ids that must fail on Gemini, and only those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from loopkit.messages import ToolResultMessage
+from loopkit.providers._sse import SSEDecoder
+from loopkit.providers.gemini import GeminiProvider, GeminiStreamDecoder
+
+
+class _WholeCallsOnly(GeminiStreamDecoder):
+    """Written for the Developer API: every functionCall part is a whole call, so Vertex's
+    opening, partialArgs and closing parts each become a call of their own (arguments lost)."""
+
+    __slots__ = ()
+
+    def _part(self, part: Mapping[str, Any]) -> list[Any]:
+        fc = part.get("functionCall")
+        if isinstance(fc, Mapping):
+            part = {**part, "functionCall": {k: v for k, v in fc.items() if k not in ("partialArgs", "willContinue")}}
+        return super()._part(part)
+
+
+class _SseOnly(GeminiStreamDecoder):
+    """Reads ``data:`` events only: an error written as bare JSON lines goes unseen, and the call
+    fails as a stream that ended early, without the provider's message."""
+
+    __slots__ = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._sse = SSEDecoder()
+
+
+def _decoder_bug(decoder: type) -> type:
+    class Adapter(GeminiProvider):
+        def stream_decoder(self) -> GeminiStreamDecoder:
+            return decoder(self._new_call_id, provider=self.provider_name, api=self.api, model=self.model)
+
+    return Adapter
+
+
+class _ResultsAsGiven(GeminiProvider):
+    """Sends the functionResponse parts in the order the results were given, not in the order of
+    the calls they answer (Gemini pairs responses without ids with calls by position)."""
+
+    def build_request(self, request: Any) -> Any:
+        call = super().build_request(request)
+        given = [m.text for m in request.messages if isinstance(m, ToolResultMessage)]
+        for content in call.json.get("contents", []):
+            parts = content.get("parts", [])
+            if parts and all("functionResponse" in p for p in parts):
+                text = {id(p): next(iter(p["functionResponse"]["response"].values())) for p in parts}
+                parts.sort(key=lambda p: given.index(text[id(p)]) if text[id(p)] in given else len(given))
+        return call
+
+
+def _factory_for(cls: type) -> Callable[..., Any]:
+    def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
+        kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "transport": transport, "retry": retry}
+        if base_url is not None:
+            kwargs["base_url"] = base_url
+        return cls(**kwargs)
+
+    return factory
+
+
+GEMINI_BUGS: dict[str, type] = {
+    "whole_calls_only": _decoder_bug(_WholeCallsOnly),
+    "sse_only": _decoder_bug(_SseOnly),
+    "results_as_given": _ResultsAsGiven,
+}
+
+
+def broken_gemini(bug: str) -> Callable[..., Any]:
+    """A factory for the Gemini adapter with ``bug`` planted."""
+    return _factory_for(GEMINI_BUGS[bug])
+
+
+# bug -> the case ids that must fail on Gemini, and only those
+GEMINI_EXPECTED: dict[str, set[str]] = {
+    "whole_calls_only": {"stream.streamed_call_form"},
+    "sse_only": {"failure.unframed_error"},
+    "results_as_given": {"request.history.results_out_of_order"},
+}
