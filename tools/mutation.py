@@ -96,8 +96,9 @@ def prepare(group: str) -> Path:
         shutil.rmtree(work)
     work.mkdir(parents=True)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(ROOT / "loopkit", work / "loopkit", ignore=ignore)
-    shutil.copytree(ROOT / "simulators", work / "loopkit" / "simulators", ignore=ignore)
+    shutil.copytree(ROOT / "loopkit", work / "loopkit", ignore=ignore, dirs_exist_ok=True)
+    # a checkout may link loopkit/simulators to the folder (so it imports its own simulators)
+    shutil.copytree(ROOT / "simulators", work / "loopkit" / "simulators", ignore=ignore, dirs_exist_ok=True)
     (work / "pyproject.toml").write_text(PYPROJECT.format(modules=json.dumps(list(modules))), encoding="utf-8")
     return work
 
@@ -261,7 +262,7 @@ def wording_only(change: str) -> bool:
     if len(lines) != 2 or not (lines[0].startswith("- ") and lines[1].startswith("+ ")):
         return False
     try:
-        before, after = (ast.parse(line[2:].removeprefix("raise ").split(" from ")[0].strip(), mode="eval").body for line in lines)
+        before, after = (ast.parse(line[2:].strip()) for line in lines)
     except SyntaxError:
         return False
 
@@ -290,7 +291,7 @@ def wording_only(change: str) -> bool:
                 return False
         return True
 
-    return before is not None and ast.dump(before) != ast.dump(after) and same(before, after, False)
+    return ast.dump(before) != ast.dump(after) and same(before, after, False)
 
 
 def readme_section(summary: dict) -> str:
