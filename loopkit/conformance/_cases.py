@@ -149,11 +149,11 @@ CASES: tuple[Case, ...] = (
     Case("failure.http_503", "HTTP 503 is retried and the retry's answer is used.", "docs/wire.md §6.3", retried_case(503)),
     Case("failure.http_529", "HTTP 529 overloaded_error is retried and the retry's answer is used.", "docs/wire.md §3.5", retried_case(529), _overloaded),
     Case("failure.retries_bounded", "Persistent 5xx answers are retried a bounded number of times, then fail.", "docs/wire.md §6.3", check_retries_bounded),
-    Case("failure.mid_stream", "An error event mid-stream fails the call with the provider's message, without a 'done' or a retry.", "docs/wire.md §6.3; docs/loop-contract.md §7.5", check_mid_stream),
-    Case("failure.truncated", "A stream cut off part-way fails the call instead of ending as if complete.", "docs/wire.md §5.6, §6.3", check_truncated),
-    Case("failure.ends_early", "A stream that ends cleanly (no connection error) before the protocol's terminal event fails the call instead of ending as if complete.", "docs/wire.md §1.4, §2.4, §3.4, §4.4, §5.4", check_ends_early),
+    Case("failure.mid_stream", "An error event mid-stream fails the call with the provider's message, without a 'done' or a retry.", "docs/wire.md §6.3; docs/loop-contract.md §7.5", check_mid_stream, streamed_only=True),
+    Case("failure.truncated", "A stream (or a JSON body) cut off part-way fails the call instead of ending as if complete.", "docs/wire.md §5.6, §6.3", check_truncated),
+    Case("failure.ends_early", "A stream that ends cleanly (no connection error) before the protocol's terminal event, or a JSON body that ends before it is whole, fails the call instead of ending as if complete.", "docs/wire.md §1.4, §2.4, §3.4, §4.4, §5.4", check_ends_early),
     Case("failure.slow_stream", "Pauses between stream events do not change the message.", "docs/wire.md §6.3", check_slow),
-    Case("failure.abort", "Setting the abort signal mid-stream ends the call with ErrorEvent(reason='aborted'), in stream() and astream().", "docs/loop-contract.md §7.5, §1.7", check_abort),
+    Case("failure.abort", "Setting the abort signal mid-stream ends the call with ErrorEvent(reason='aborted'), in stream() and astream().", "docs/loop-contract.md §7.5, §1.7", check_abort, streamed_only=True),
 )
 CASES += KIND_CASES
 CASES += WIRE_FORM_CASES

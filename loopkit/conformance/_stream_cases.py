@@ -179,7 +179,7 @@ def check_ids_across_calls(ctx: Context) -> None:
 
 def check_stop_reasons(ctx: Context) -> None:
     for case in ctx.wire.stop_cases():
-        ex = answer(ctx, [turn_from(case.turn)], sim_options=case.sim_options, rewrite=case.rewrite)
+        ex = answer(ctx, [turn_from(case.turn)], sim_options=case.sim_options)
         if "error" in case.expected and is_provider_failure(ex):
             t = ex.terminal
             if ex.error is None and isinstance(t, ErrorEvent) and not t.error_message:

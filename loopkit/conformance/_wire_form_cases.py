@@ -134,7 +134,7 @@ def _expect_results_match(ctx: Context, body: Any, calls: list[ToolCall], texts:
 
 
 WIRE_FORM_CASES: tuple[Case, ...] = (
-    Case("stream.streamed_call_form", "Tool calls streamed in the protocol's other form (Vertex partialArgs: an opening part, argument parts by JSON path, a closing part) become the same calls; a body that ends inside one fails.", "docs/wire.md §4.4 (Vertex streamFunctionCallArguments); google-genai types FunctionCall.partialArgs, PartialArg", check_streamed_call_form, _streamed_calls),
-    Case("failure.unframed_error", "An error event written without the stream's framing (bare JSON lines, as google-genai reads them) fails the call with the provider's message and type.", "docs/wire.md §4.4, §6.3; google-genai _api_client response-stream reader", check_unframed_error, _unframed_errors),
+    Case("stream.streamed_call_form", "Tool calls streamed in the protocol's other form (Vertex partialArgs: an opening part, argument parts by JSON path, a closing part) become the same calls; a body that ends inside one fails.", "docs/wire.md §4.4 (Vertex streamFunctionCallArguments); google-genai types FunctionCall.partialArgs, PartialArg", check_streamed_call_form, _streamed_calls, streamed_only=True),
+    Case("failure.unframed_error", "An error event written without the stream's framing (bare JSON lines, as google-genai reads them) fails the call with the provider's message and type.", "docs/wire.md §4.4, §6.3; google-genai _api_client response-stream reader", check_unframed_error, _unframed_errors, streamed_only=True),
     Case("request.history.results_out_of_order", "Results given in another order than their calls (two calls of one tool, sent without ids where the wire allows) each reach their own call.", "docs/wire.md §0.3, §4.6; docs/loop-contract.md §7.4", check_results_out_of_order),
 )
