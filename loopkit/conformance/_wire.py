@@ -62,12 +62,14 @@ class StopCase:
         expected: the loopkit stop reasons it may map to (``error`` also accepts a raised error).
         turn: Turn fields for the scripted answer.
         sim_options: options for the simulator.
+        message: the provider's own text about an error stop, which the error must carry.
     """
 
     wire: str
     expected: frozenset[str]
     turn: Mapping[str, Any] = field(default_factory=dict)
     sim_options: Mapping[str, Any] = field(default_factory=dict)
+    message: str | None = None
 
 
 _TEXT = {"text": "Done."}
@@ -119,6 +121,19 @@ class Wire:
     def stream_calls(self, chunks: list[bytes]) -> list[bytes]:
         """An answer's wire events with each whole tool call rewritten into the
         :attr:`streamed_calls` form."""
+        raise NotImplementedError
+
+    retried_stream_errors: tuple[tuple[str, bool], ...] = ()
+    """In-stream error types the protocol says are transient (True: retried when nothing was
+    yielded yet) or not (False); empty when the suite does not check it for this protocol."""
+
+    blocked_prompts: str | None = None
+    """Where the protocol says the prompt itself was blocked, with no answer at all (None: it has
+    no such form apart from its stop reasons)."""
+
+    def block_prompt(self, chunks: list[bytes], reason: str) -> list[bytes]:
+        """An answer's wire events replaced by the protocol's blocked-prompt answer for ``reason``
+        (keeping the usage the answer reported)."""
         raise NotImplementedError
 
     unframed_errors: str | None = None
@@ -555,6 +570,8 @@ class GeminiWire(Wire):
         ]
         for wire in ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"):
             cases.append(_wire_stop(wire, {"error"}))
+        why = "The answer was blocked (conformance)"  # finishMessage: the API's own words on the stop
+        cases.append(StopCase("SAFETY+finishMessage", frozenset({"error"}), {"text": "Par", "stop_reason": "error", "error": f"SAFETY: {why}"}, message=why))
         return cases
 
     streamed_calls = "Vertex AI's streamFunctionCallArguments: willContinue functionCall parts carrying partialArgs (§4.4)"
@@ -579,6 +596,16 @@ class GeminiWire(Wire):
                         cand.pop(key, None)
                 out.append(b"data: " + json.dumps(copy, ensure_ascii=False).encode("utf-8") + b"\r\n\r\n")
         return out
+
+    retried_stream_errors = (("INTERNAL", True), ("RESOURCE_EXHAUSTED", True), ("INVALID_ARGUMENT", False))  # code 500, 429, 400 (§4.5)
+    blocked_prompts = "promptFeedback.blockReason in a chunk without candidates (§4.3)"
+
+    def block_prompt(self, chunks, reason):
+        first, last = _sse_json(chunks[0]), _sse_json(chunks[-1])
+        prompt = (last.get("usageMetadata") or {}).get("promptTokenCount", 0)  # no answer: prompt tokens only
+        usage = {"promptTokenCount": prompt, "totalTokenCount": prompt}
+        data = {"promptFeedback": {"blockReason": reason}, "usageMetadata": usage, "modelVersion": first.get("modelVersion"), "responseId": first.get("responseId")}
+        return [b"data: " + json.dumps(data, ensure_ascii=False).encode("utf-8") + b"\r\n\r\n"]
 
     unframed_errors = "google-genai joins bare JSON lines (no data: prefix) until the braces balance: how errors can arrive (§4.4)"
 

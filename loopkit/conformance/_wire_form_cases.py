@@ -11,11 +11,29 @@ from typing import Any
 
 from ..errors import ProviderError
 from ..events import DoneEvent
-from ..messages import TextContent, ToolCall, ToolResultMessage, user
+from ..messages import (
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    user,
+)
 from ..script import MidStreamError, ScriptedCall, Turn, call
 from ._case import Case, Context
 from ._failure_cases import expect_error_details, expect_failure, said
-from ._fixtures import SIGNATURE, answer, call_ids, finished, kinds, only_calls, request
+from ._fixtures import (
+    PROMPT,
+    SIGNATURE,
+    accepted,
+    answer,
+    call_ids,
+    finished,
+    kinds,
+    only_calls,
+    request,
+)
+from ._harness import describe_message, turn_from
 from ._wire import Wire
 
 # arguments with every kind of value a JSON path can reach: nested objects, arrays (of objects
@@ -133,8 +151,116 @@ def _expect_results_match(ctx: Context, body: Any, calls: list[ToolCall], texts:
             ctx.fail(f"result {n + 1} (for the call with {c.arguments}) carries that call's text", want, r.text)
 
 
+def check_history_rounds(ctx: Context) -> None:
+    """A history of two tool rounds and a follow-up question: each round's calls and results
+    stay in their own turns, in order, and the text between them is kept."""
+    a, b = call_ids(ctx.wire)
+    messages = [
+        user(PROMPT),
+        AssistantMessage(content=[TextContent(text="Paris first."), ToolCall(id=a, name="get_weather", arguments={"city": "Paris"})], stop_reason="toolUse"),
+        ToolResultMessage(tool_call_id=a, tool_name="get_weather", content=[TextContent(text="18 C, clear")]),
+        AssistantMessage(content=[ToolCall(id=b, name="get_time", arguments={"tz": "Asia/Tokyo"})], stop_reason="toolUse"),
+        ToolResultMessage(tool_call_id=b, tool_name="get_time", content=[TextContent(text="09:30")]),
+        AssistantMessage(content=[TextContent(text="Paris: 18 C. Tokyo: 09:30.")]),
+        user("And tomorrow?"),
+    ]
+    ex = answer(ctx, ["Tomorrow looks the same."], request(messages=messages))
+    accepted(ctx, ex)
+    body = ex.body or {}
+    echoed = [(c.id, c.name, c.arguments) for c in ctx.wire.echoed_calls(body)]
+    expected = [(a, "get_weather", {"city": "Paris"}), (b, "get_time", {"tz": "Asia/Tokyo"})]
+    if ctx.wire.name == "gemini":  # functionCall.id is optional on this wire; when sent it must be the same
+        echoed = [(e if i is None else i, n, args) for (i, n, args), (e, _, _) in zip(echoed, expected)] + echoed[len(expected) :]
+    ctx.expect("the calls of both rounds echoed (id, name, arguments), in order", echoed, expected)
+    results = ctx.wire.results(body)
+    got = [("18 C" in r.text, "09:30" in r.text) for r in results]
+    ctx.expect("the results of both rounds, in order (the first carries '18 C, clear', the second '09:30')", got, [(True, False), (False, True)])
+    for r, cid in zip(results, (a, b)):
+        if r.id is not None or ctx.wire.name != "gemini":
+            ctx.expect(f"the result {r.text!r} answers call id", r.id, cid)
+    ctx.expect("the assistant's text of every round echoed", ctx.wire.assistant_text(body), "Paris first.Paris: 18 C. Tokyo: 09:30.")
+
+
+USAGE = Usage(input=11, output=7, total_tokens=18)
+
+
+def check_stop_details(ctx: Context) -> None:
+    for case in ctx.wire.stop_cases():
+        ex = answer(ctx, [turn_from({**case.turn, "usage": USAGE})], sim_options=case.sim_options)
+        if ex.error is not None:  # an error stop may be raised; then it carries the provider's words
+            if case.message and case.message not in str(ex.error):
+                ctx.fail(f"the error raised for wire stop reason {case.wire!r}", f"text containing {case.message!r}", str(ex.error))
+            continue
+        if ex.contract is not None or ex.message is None:
+            continue  # stop.reasons says what went wrong
+        m = ex.message
+        ctx.expect(f"usage (input, output) of an answer ending with {case.wire!r}", (m.usage.input, m.usage.output), (USAGE.input, USAGE.output))
+        if m.stop_reason == "error":
+            if not m.error_type:
+                ctx.fail(f"error_type of the error stop {case.wire!r}", "the reason, named", m.error_type)
+            if case.message and case.message not in (m.error_message or ""):
+                ctx.fail(f"error_message of the error stop {case.wire!r}", f"text containing the provider's {case.message!r}", m.error_message)
+
+
+def check_usage_cache(ctx: Context) -> None:
+    usage = Usage(input=11, output=7, cache_read=5, total_tokens=23)
+    m = finished(ctx, answer(ctx, [Turn(text="Counted.", usage=usage)]))
+    if m is None:
+        return
+    ctx.expect("usage (input without the cache reads, output, cache_read)", (m.usage.input, m.usage.output, m.usage.cache_read), (11, 7, 5))
+
+
+def _blocked_prompts(wire: Wire, provider: Any) -> str | None:
+    return None if wire.blocked_prompts else f"{wire.name} has no blocked-prompt answer apart from its stop reasons (docs/wire.md §0.2)"
+
+
+def check_prompt_blocked(ctx: Context) -> None:
+    reason = "PROHIBITED_CONTENT"
+    ex = answer(ctx, [Turn(text="Never shown.", usage=USAGE)], cut=lambda chunks: ctx.wire.block_prompt(chunks, reason))
+    if ex.error is not None:
+        expect_failure(ctx, ex, (ProviderError,), f"a prompt blocked ({ctx.wire.blocked_prompts})")
+        if reason not in str(ex.error):
+            ctx.fail("the error of a blocked prompt", f"text naming {reason!r}", str(ex.error))
+        return
+    if ex.contract is not None or ex.message is None:
+        ctx.fail(f"a prompt blocked ({ctx.wire.blocked_prompts})", "an error stop or a raised ProviderError", ex.outcome())
+        return
+    m = ex.message
+    ctx.expect("stop_reason of a blocked prompt (never a clean stop)", m.stop_reason, "error")
+    if reason not in f"{m.error_type} {m.error_message}":
+        ctx.fail("the error stop of a blocked prompt", f"error_type or error_message naming {reason!r}", {"error_type": m.error_type, "error_message": m.error_message})
+    ctx.expect("usage (input, output) of a blocked prompt", (m.usage.input, m.usage.output), (USAGE.input, 0))
+    if only_calls(m) or m.text:
+        ctx.fail("content of a blocked prompt", "none", describe_message(m))
+
+
+def _retried_stream_errors(wire: Wire, provider: Any) -> str | None:
+    return None if wire.retried_stream_errors else f"the suite does not check which in-stream errors {wire.name} retries (docs/wire.md §6.3)"
+
+
+def check_stream_error_first(ctx: Context) -> None:
+    for error_type, retried in ctx.wire.retried_stream_errors:
+        message = f"{error_type} before any content (conformance)"
+        ex = answer(ctx, [Turn(text="Never shown.", faults=(MidStreamError(after=0, message=message, error_type=error_type),)), "Recovered."])
+        if retried:
+            m = finished(ctx, ex, f"a call whose stream began with a transient {error_type} error event")
+            if m is not None:
+                ctx.expect(f"text after the retry of {error_type}", m.text, "Recovered.")
+            ctx.expect(f"requests sent ({error_type} in the stream before any content, then a retry)", ex.attempts, 2)
+        else:
+            expect_failure(ctx, ex, (ProviderError,), f"a stream that began with a {error_type} error event")
+            ctx.expect(f"requests sent ({error_type} is not transient: no retry)", ex.attempts, 1)
+            if message not in said(ex):
+                ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
+
+
 WIRE_FORM_CASES: tuple[Case, ...] = (
     Case("stream.streamed_call_form", "Tool calls streamed in the protocol's other form (Vertex partialArgs: an opening part, argument parts by JSON path, a closing part) become the same calls; a body that ends inside one fails.", "docs/wire.md §4.4 (Vertex streamFunctionCallArguments); google-genai types FunctionCall.partialArgs, PartialArg", check_streamed_call_form, _streamed_calls, streamed_only=True),
     Case("failure.unframed_error", "An error event written without the stream's framing (bare JSON lines, as google-genai reads them) fails the call with the provider's message and type.", "docs/wire.md §4.4, §6.3; google-genai _api_client response-stream reader", check_unframed_error, _unframed_errors, streamed_only=True),
+    Case("request.history.rounds", "A history of two tool rounds then a follow-up question keeps each round's calls, results and text, in order.", "docs/wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7", check_history_rounds),
+    Case("stop.details", "The answer of every stop reason reports its usage; an error stop names its reason in error_type and carries the provider's own words on it.", "docs/wire.md §0.2, §4.3; docs/loop-contract.md §7.3", check_stop_details),
+    Case("stream.usage.cache_read", "Cached prompt tokens are reported as cache_read, apart from the other input tokens.", "docs/wire.md §1.4 #6, §2.3, §3.4, §4.3, §5.4", check_usage_cache),
+    Case("stop.prompt_blocked", "A prompt the API blocks outright (no answer at all) is an error stop naming the block reason, with its usage; never a clean stop.", "docs/wire.md §4.3; google-genai types PromptFeedback.block_reason", check_prompt_blocked, _blocked_prompts, streamed_only=True),
+    Case("failure.stream_error_first", "An error event that opens the stream, before any content, is retried when the protocol calls it transient, and not otherwise.", "docs/wire.md §0 (retries), §4.5, §6.3", check_stream_error_first, _retried_stream_errors, streamed_only=True),
     Case("request.history.results_out_of_order", "Results given in another order than their calls (two calls of one tool, sent without ids where the wire allows) each reach their own call.", "docs/wire.md §0.3, §4.6; docs/loop-contract.md §7.4", check_results_out_of_order),
 )

@@ -9,8 +9,11 @@ case ids that must fail on Gemini, and only those.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
+from loopkit.errors import StreamError
+from loopkit.events import ErrorEvent
 from loopkit.messages import ToolResultMessage
 from loopkit.providers._sse import SSEDecoder
 from loopkit.providers.gemini import GeminiProvider, GeminiStreamDecoder
@@ -40,6 +43,74 @@ class _SseOnly(GeminiStreamDecoder):
         self._sse = SSEDecoder()
 
 
+class _ErrorStopsWithoutUsage(GeminiStreamDecoder):
+    """Reports usage on clean stops only: an answer blocked by SAFETY loses its token counts."""
+
+    __slots__ = ()
+
+    def close(self) -> list[Any]:
+        return [replace(e, usage=None) if isinstance(e, ErrorEvent) else e for e in super().close()]
+
+
+class _NoFinishMessage(GeminiStreamDecoder):
+    """Never reads ``finishMessage``: an error stop says only its reason, not the API's words."""
+
+    __slots__ = ()
+
+    def handle(self, data: Any) -> list[Any]:
+        if isinstance(data, Mapping):
+            data = {**data, "candidates": [{k: v for k, v in c.items() if k != "finishMessage"} for c in data.get("candidates") or []]}
+        return super().handle(data)
+
+
+class _CachedAsInput(GeminiStreamDecoder):
+    """Ignores ``cachedContentTokenCount``: cached prompt tokens count as plain input."""
+
+    __slots__ = ()
+
+    def handle(self, data: Any) -> list[Any]:
+        if isinstance(data, Mapping) and isinstance(data.get("usageMetadata"), Mapping):
+            data = {**data, "usageMetadata": {k: v for k, v in data["usageMetadata"].items() if k != "cachedContentTokenCount"}}
+        return super().handle(data)
+
+
+class _NoPromptFeedback(GeminiStreamDecoder):
+    """Never reads ``promptFeedback``: a blocked prompt looks like a stream that ended early."""
+
+    __slots__ = ()
+
+    def handle(self, data: Any) -> list[Any]:
+        if isinstance(data, Mapping):
+            data = {k: v for k, v in data.items() if k != "promptFeedback"}
+        return super().handle(data)
+
+
+class _StreamErrorsFinal(GeminiStreamDecoder):
+    """Treats every error event in a stream as final, even a 500 before any content."""
+
+    __slots__ = ()
+
+    def handle(self, data: Any) -> list[Any]:
+        try:
+            return super().handle(data)
+        except StreamError as exc:
+            exc.retryable = False
+            raise
+
+
+class _StreamErrorsRetried(GeminiStreamDecoder):
+    """Retries every error event that opens a stream, even a 400 that will fail again."""
+
+    __slots__ = ()
+
+    def handle(self, data: Any) -> list[Any]:
+        try:
+            return super().handle(data)
+        except StreamError as exc:
+            exc.retryable = True
+            raise
+
+
 def _decoder_bug(decoder: type) -> type:
     class Adapter(GeminiProvider):
         def stream_decoder(self) -> GeminiStreamDecoder:
@@ -63,6 +134,17 @@ class _ResultsAsGiven(GeminiProvider):
         return call
 
 
+class _ResultsOfLastRoundOnly(GeminiProvider):
+    """Keeps only the results after the last model turn: an earlier round's calls go unanswered."""
+
+    def build_request(self, request: Any) -> Any:
+        call = super().build_request(request)
+        contents = call.json.get("contents", [])
+        answers = [i for i, c in enumerate(contents) if c.get("parts") and all("functionResponse" in p for p in c["parts"])]
+        call.json["contents"] = [c for i, c in enumerate(contents) if i not in answers[:-1]]
+        return call
+
+
 def _factory_for(cls: type) -> Callable[..., Any]:
     def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
         kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "transport": transport, "retry": retry}
@@ -77,6 +159,13 @@ GEMINI_BUGS: dict[str, type] = {
     "whole_calls_only": _decoder_bug(_WholeCallsOnly),
     "sse_only": _decoder_bug(_SseOnly),
     "results_as_given": _ResultsAsGiven,
+    "results_of_last_round_only": _ResultsOfLastRoundOnly,
+    "error_stops_without_usage": _decoder_bug(_ErrorStopsWithoutUsage),
+    "no_finish_message": _decoder_bug(_NoFinishMessage),
+    "cached_as_input": _decoder_bug(_CachedAsInput),
+    "no_prompt_feedback": _decoder_bug(_NoPromptFeedback),
+    "stream_errors_final": _decoder_bug(_StreamErrorsFinal),
+    "stream_errors_retried": _decoder_bug(_StreamErrorsRetried),
 }
 
 
@@ -90,4 +179,11 @@ GEMINI_EXPECTED: dict[str, set[str]] = {
     "whole_calls_only": {"stream.streamed_call_form"},
     "sse_only": {"failure.unframed_error"},
     "results_as_given": {"request.history.results_out_of_order"},
+    "results_of_last_round_only": {"request.history.rounds"},
+    "error_stops_without_usage": {"stop.details", "stop.prompt_blocked"},
+    "no_finish_message": {"stop.details"},
+    "cached_as_input": {"stream.usage.cache_read"},
+    "no_prompt_feedback": {"stop.prompt_blocked"},
+    "stream_errors_final": {"failure.stream_error_first"},
+    "stream_errors_retried": {"failure.stream_error_first"},
 }
