@@ -7,10 +7,11 @@ from loopkit's adapters); where the protocol has no such form the case is not ap
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ..errors import ProviderError
-from ..events import DoneEvent
+from ..events import DoneEvent, ToolCallDeltaEvent, ToolCallStartEvent
 from ..messages import (
     AssistantMessage,
     TextContent,
@@ -181,6 +182,32 @@ def check_history_rounds(ctx: Context) -> None:
     ctx.expect("the assistant's text of every round echoed", ctx.wire.assistant_text(body), "Paris first.Paris: 18 C. Tokyo: 09:30.")
 
 
+def check_call_events(ctx: Context) -> None:
+    """The events of each call agree with the call the message ends up with: its start event
+    names its id and tool, and its delta events, joined, are its arguments as JSON text."""
+    a, _ = call_ids(ctx.wire)
+    turn = Turn(text="Checking.", tool_calls=(call("get_weather", {"city": "Zürich 🏔️", "units": "c"}, id=a), call("get_time", {"tz": "Asia/Tokyo"})), chunk_size=4)
+    ex = answer(ctx, [turn])
+    m = finished(ctx, ex)
+    if m is None:
+        return
+    starts = [e for e in ex.events if isinstance(e, ToolCallStartEvent)]
+    calls = only_calls(m)
+    if not starts:
+        return  # no start events at all: each end event carries its whole call (a JSON body's calls)
+    ctx.expect("tool-call start events (id, name), in order", [(e.id, e.name) for e in starts], [(c.id, c.name) for c in calls])
+    for start, c in zip(starts, calls):
+        deltas = [e.delta for e in ex.events if isinstance(e, ToolCallDeltaEvent) and e.content_index == start.content_index]
+        if not deltas:
+            continue  # the end event carries the whole call
+        text = "".join(d if isinstance(d, str) else repr(d) for d in deltas)
+        try:
+            parsed = json.loads(text) if text.strip() else {}
+        except ValueError:
+            parsed = f"<not JSON: {text[:200]!r}>"
+        ctx.expect(f"the delta events of {c.name!r}, joined and parsed", parsed, c.arguments)
+
+
 USAGE = Usage(input=11, output=7, total_tokens=18)
 
 
@@ -258,6 +285,7 @@ WIRE_FORM_CASES: tuple[Case, ...] = (
     Case("stream.streamed_call_form", "Tool calls streamed in the protocol's other form (Vertex partialArgs: an opening part, argument parts by JSON path, a closing part) become the same calls; a body that ends inside one fails.", "docs/wire.md §4.4 (Vertex streamFunctionCallArguments); google-genai types FunctionCall.partialArgs, PartialArg", check_streamed_call_form, _streamed_calls, streamed_only=True),
     Case("failure.unframed_error", "An error event written without the stream's framing (bare JSON lines, as google-genai reads them) fails the call with the provider's message and type.", "docs/wire.md §4.4, §6.3; google-genai _api_client response-stream reader", check_unframed_error, _unframed_errors, streamed_only=True),
     Case("request.history.rounds", "A history of two tool rounds then a follow-up question keeps each round's calls, results and text, in order.", "docs/wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7", check_history_rounds),
+    Case("stream.events.tool_calls", "Each call's stream events agree with the call the message keeps: the start event's id and name, and the delta events joined into its arguments' JSON.", "docs/wire.md §0 (stream events); docs/loop-contract.md §7.6", check_call_events),
     Case("stop.details", "The answer of every stop reason reports its usage; an error stop names its reason in error_type and carries the provider's own words on it.", "docs/wire.md §0.2, §4.3; docs/loop-contract.md §7.3", check_stop_details),
     Case("stream.usage.cache_read", "Cached prompt tokens are reported as cache_read, apart from the other input tokens.", "docs/wire.md §1.4 #6, §2.3, §3.4, §4.3, §5.4", check_usage_cache),
     Case("stop.prompt_blocked", "A prompt the API blocks outright (no answer at all) is an error stop naming the block reason, with its usage; never a clean stop.", "docs/wire.md §4.3; google-genai types PromptFeedback.block_reason", check_prompt_blocked, _blocked_prompts, streamed_only=True),
