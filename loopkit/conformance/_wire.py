@@ -123,6 +123,9 @@ class Wire:
         :attr:`streamed_calls` form."""
         raise NotImplementedError
 
+    response_id: str | None = None
+    """Where an answer carries the API's id for it (None: the protocol sends none)."""
+
     retried_stream_errors: tuple[tuple[str, bool], ...] = ()
     """In-stream error types the protocol says are transient (True: retried when nothing was
     yielded yet) or not (False); empty when the suite does not check it for this protocol."""
@@ -219,6 +222,7 @@ def _loads(text: Any) -> Any:
 
 class OpenAIChatWire(Wire):
     name = "openai_chat"
+    response_id = "chunk id"
     reasoning = False
     arguments_sent_as = str
     strict = "tools[].function.strict"
@@ -295,6 +299,7 @@ class OpenAIChatWire(Wire):
 
 class OpenAIResponsesWire(Wire):
     name = "openai_responses"
+    response_id = "response.id"
     arguments_sent_as = str
     strict = "tools[].strict"
     strict_by_default = True
@@ -379,6 +384,7 @@ class OpenAIResponsesWire(Wire):
 
 class AnthropicWire(Wire):
     name = "anthropic"
+    response_id = "message.id"
     overloaded_529 = True
     error_flag = "tool_result.is_error"
     call_id_prefix = "toolu_"
@@ -466,6 +472,7 @@ class AnthropicWire(Wire):
 
 class GeminiWire(Wire):
     name = "gemini"
+    response_id = "responseId"
     parallel_knob = False
     fragments_arguments = False
     raw_arguments = False

@@ -208,6 +208,17 @@ def check_call_events(ctx: Context) -> None:
         ctx.expect(f"the delta events of {c.name!r}, joined and parsed", parsed, c.arguments)
 
 
+def check_metadata(ctx: Context) -> None:
+    m = finished(ctx, answer(ctx, [Turn(text="Hello.")]))
+    if m is None:
+        return
+    for what, value in (("api", m.api), ("provider", m.provider), ("model", m.model)):
+        if not isinstance(value, str) or not value:
+            ctx.fail(f"the message's {what} (from the start event)", "a non-empty string", value)
+    if ctx.wire.response_id and not (isinstance(m.response_id, str) and m.response_id):
+        ctx.fail(f"the message's response_id (the API's {ctx.wire.response_id})", "a non-empty string", m.response_id)
+
+
 USAGE = Usage(input=11, output=7, total_tokens=18)
 
 
@@ -286,6 +297,7 @@ WIRE_FORM_CASES: tuple[Case, ...] = (
     Case("failure.unframed_error", "An error event written without the stream's framing (bare JSON lines, as google-genai reads them) fails the call with the provider's message and type.", "docs/wire.md §4.4, §6.3; google-genai _api_client response-stream reader", check_unframed_error, _unframed_errors, streamed_only=True),
     Case("request.history.rounds", "A history of two tool rounds then a follow-up question keeps each round's calls, results and text, in order.", "docs/wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7", check_history_rounds),
     Case("stream.events.tool_calls", "Each call's stream events agree with the call the message keeps: the start event's id and name, and the delta events joined into its arguments' JSON.", "docs/wire.md §0 (stream events); docs/loop-contract.md §7.6", check_call_events),
+    Case("stream.metadata", "The message names its api, provider and model, and keeps the API's id for the answer where the protocol sends one.", "docs/wire.md §0 (StartEvent); docs/loop-contract.md §7.6", check_metadata),
     Case("stop.details", "The answer of every stop reason reports its usage; an error stop names its reason in error_type and carries the provider's own words on it.", "docs/wire.md §0.2, §4.3; docs/loop-contract.md §7.3", check_stop_details),
     Case("stream.usage.cache_read", "Cached prompt tokens are reported as cache_read, apart from the other input tokens.", "docs/wire.md §1.4 #6, §2.3, §3.4, §4.3, §5.4", check_usage_cache),
     Case("stop.prompt_blocked", "A prompt the API blocks outright (no answer at all) is an error stop naming the block reason, with its usage; never a clean stop.", "docs/wire.md §4.3; google-genai types PromptFeedback.block_reason", check_prompt_blocked, _blocked_prompts, streamed_only=True),

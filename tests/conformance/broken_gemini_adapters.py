@@ -122,6 +122,17 @@ class _ReprDeltas(GeminiStreamDecoder):
         return [replace(e, delta=str(json.loads(e.delta))) if isinstance(e, ToolCallDeltaEvent) else e for e in super()._part(part)]
 
 
+class _NoResponseId(GeminiStreamDecoder):
+    """Never reads ``responseId``: the answer cannot be traced to the API's logs."""
+
+    __slots__ = ()
+
+    def handle(self, data: Any) -> list[Any]:
+        if isinstance(data, Mapping):
+            data = {k: v for k, v in data.items() if k != "responseId"}
+        return super().handle(data)
+
+
 def _decoder_bug(decoder: type) -> type:
     class Adapter(GeminiProvider):
         def stream_decoder(self) -> GeminiStreamDecoder:
@@ -170,6 +181,7 @@ GEMINI_BUGS: dict[str, type] = {
     "whole_calls_only": _decoder_bug(_WholeCallsOnly),
     "sse_only": _decoder_bug(_SseOnly),
     "results_as_given": _ResultsAsGiven,
+    "no_response_id": _decoder_bug(_NoResponseId),
     "repr_deltas": _decoder_bug(_ReprDeltas),
     "results_of_last_round_only": _ResultsOfLastRoundOnly,
     "error_stops_without_usage": _decoder_bug(_ErrorStopsWithoutUsage),
@@ -191,6 +203,7 @@ GEMINI_EXPECTED: dict[str, set[str]] = {
     "whole_calls_only": {"stream.streamed_call_form"},
     "sse_only": {"failure.unframed_error"},
     "results_as_given": {"request.history.results_out_of_order"},
+    "no_response_id": {"stream.metadata"},
     "repr_deltas": {"stream.events.tool_calls"},
     "results_of_last_round_only": {"request.history.rounds"},
     "error_stops_without_usage": {"stop.details", "stop.prompt_blocked"},
