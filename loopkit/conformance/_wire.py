@@ -649,7 +649,8 @@ def _vertex_call(part: Mapping[str, Any]) -> list[list[dict[str, Any]]]:
     """One whole ``functionCall`` part as the parts Vertex streams it in: an opening part
     (name, id, signature, ``willContinue``), argument parts (strings in pieces of three characters,
     every value at its RFC 9535 path; two entries share a part where they can), and a closing
-    empty ``functionCall``."""
+    empty ``functionCall``; a call with at most two entries in one part, and a call without
+    arguments whole, with no ``args``."""
     fc = part["functionCall"]
     opening: dict[str, Any] = {"name": fc["name"], "willContinue": True}
     if "id" in fc:
@@ -658,6 +659,13 @@ def _vertex_call(part: Mapping[str, Any]) -> list[list[dict[str, Any]]]:
     if "thoughtSignature" in part:
         first["thoughtSignature"] = part["thoughtSignature"]
     entries = [entry for path, value in _leaves("$", fc.get("args") or {}) for entry in _partial_args(path, value)]
+    if not entries:  # a call without arguments comes whole, without args (a recorded Vertex stream)
+        del opening["willContinue"]
+        return [[first]]
+    if len(entries) <= 2:  # a short call fits in one part, which does not continue
+        del opening["willContinue"]
+        opening["partialArgs"] = entries
+        return [[first]]
     parts = [[first]]
     for i in range(0, len(entries), 2):
         parts.append([{"functionCall": {"partialArgs": entries[i : i + 2], "willContinue": True}}])

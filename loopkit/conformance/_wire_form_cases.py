@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from ..errors import ProviderError
-from ..events import DoneEvent, ToolCallDeltaEvent, ToolCallStartEvent
+from ..events import DoneEvent, StartEvent, ToolCallDeltaEvent, ToolCallStartEvent
 from ..messages import (
     AssistantMessage,
     TextContent,
@@ -43,7 +43,7 @@ STREAMED_ARGS_A = {"city": 'Zürich "Altstadt" \\ 🏔️', "units": "c"}
 STREAMED_ARGS_B = {
     "tz": "Asia/Tokyo",
     "at": {"hour": 9, "minute": 30.5},
-    "days": ["mon", "tue"],
+    "days": ["monday", "tue"],
     "stops": [{"city": "Kyoto"}, {"city": "Osaka", "nights": 2}],
     "dst": False,
     "exact": True,
@@ -66,21 +66,28 @@ def check_streamed_call_form(ctx: Context) -> None:
     a, _ = call_ids(ctx.wire)
     turn = Turn(
         text="Checking both.",
-        tool_calls=(ScriptedCall(name="get_weather", arguments=STREAMED_ARGS_A, id=a, thought_signature=SIGNATURE), call("get_time", STREAMED_ARGS_B)),
+        tool_calls=(
+            ScriptedCall(name="get_weather", arguments=STREAMED_ARGS_A, id=a, thought_signature=SIGNATURE),
+            call("get_time", STREAMED_ARGS_B),
+            call("get_time", {"tz": "UTC"}),  # short: one part
+            call("get_time"),  # no arguments: whole, without args
+        ),
         chunk_size=5,
     )
     ex = answer(ctx, [turn], cut=ctx.wire.stream_calls)
     m = finished(ctx, ex, f"an answer whose calls stream as {ctx.wire.streamed_calls}")
     if m is None:
         return
-    ctx.expect("content blocks", kinds(m), ["text", "toolCall", "toolCall"])
+    ctx.expect("content blocks", kinds(m), ["text", "toolCall", "toolCall", "toolCall", "toolCall"])
     ctx.expect("text", m.text, "Checking both.")
     calls = only_calls(m)
-    ctx.expect("tool calls (name, arguments), in order", [(c.name, c.arguments) for c in calls], [("get_weather", STREAMED_ARGS_A), ("get_time", STREAMED_ARGS_B)])
-    if len(calls) == 2:
+    expected = [("get_weather", STREAMED_ARGS_A), ("get_time", STREAMED_ARGS_B), ("get_time", {"tz": "UTC"}), ("get_time", {})]
+    ctx.expect("tool calls (name, arguments), in order", [(c.name, c.arguments) for c in calls], expected)
+    if len(calls) == 4:
         ctx.expect("the id the API sent on the first call", calls[0].id, a)
-        if not calls[1].id or calls[1].id == a:
-            ctx.fail("the id of the call sent without one", f"a non-empty id other than {a!r}", calls[1].id)
+        ids = [c.id for c in calls]
+        if not all(ids) or len(set(ids)) != len(ids):
+            ctx.fail("the ids of the calls sent without one", f"non-empty ids, distinct and other than {a!r}", ids)
         ctx.expect("the thought signature on the first call's opening part", calls[0].thought_signature, SIGNATURE)
     ctx.expect("stop_reason", m.stop_reason, "toolUse")
 
@@ -191,6 +198,7 @@ def check_call_events(ctx: Context) -> None:
     m = finished(ctx, ex)
     if m is None:
         return
+    ctx.expect("start events in the stream", sum(isinstance(e, StartEvent) for e in ex.events), 1)
     starts = [e for e in ex.events if isinstance(e, ToolCallStartEvent)]
     calls = only_calls(m)
     if not starts:
@@ -296,7 +304,7 @@ WIRE_FORM_CASES: tuple[Case, ...] = (
     Case("stream.streamed_call_form", "Tool calls streamed in the protocol's other form (Vertex partialArgs: an opening part, argument parts by JSON path, a closing part) become the same calls; a body that ends inside one fails.", "docs/wire.md §4.4 (Vertex streamFunctionCallArguments); google-genai types FunctionCall.partialArgs, PartialArg", check_streamed_call_form, _streamed_calls, streamed_only=True),
     Case("failure.unframed_error", "An error event written without the stream's framing (bare JSON lines, as google-genai reads them) fails the call with the provider's message and type.", "docs/wire.md §4.4, §6.3; google-genai _api_client response-stream reader", check_unframed_error, _unframed_errors, streamed_only=True),
     Case("request.history.rounds", "A history of two tool rounds then a follow-up question keeps each round's calls, results and text, in order.", "docs/wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7", check_history_rounds),
-    Case("stream.events.tool_calls", "Each call's stream events agree with the call the message keeps: the start event's id and name, and the delta events joined into its arguments' JSON.", "docs/wire.md §0 (stream events); docs/loop-contract.md §7.6", check_call_events),
+    Case("stream.events.tool_calls", "One start event; each call's stream events agree with the call the message keeps: the start event's id and name, and the delta events joined into its arguments' JSON.", "docs/wire.md §0 (stream events); docs/loop-contract.md §7.6", check_call_events),
     Case("stream.metadata", "The message names its api, provider and model, and keeps the API's id for the answer where the protocol sends one.", "docs/wire.md §0 (StartEvent); docs/loop-contract.md §7.6", check_metadata),
     Case("stop.details", "The answer of every stop reason reports its usage; an error stop names its reason in error_type and carries the provider's own words on it.", "docs/wire.md §0.2, §4.3; docs/loop-contract.md §7.3", check_stop_details),
     Case("stream.usage.cache_read", "Cached prompt tokens are reported as cache_read, apart from the other input tokens.", "docs/wire.md §1.4 #6, §2.3, §3.4, §4.3, §5.4", check_usage_cache),

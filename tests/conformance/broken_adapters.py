@@ -411,8 +411,8 @@ EXPECTED: dict[tuple[str, str], set[str]] = {
 }
 
 # Cases that meet the same bug through another wire form or history shape: Vertex's streamed calls
-# (text, then two calls, then a body cut inside one) and results given in reverse call order.
-for _bug in ("drops_second_call", "repeats_call_id", "stops_at_first_text", "ends_early_as_stop"):
+# (text, then four calls, three of one tool, then a body cut inside one) and results given in reverse call order.
+for _bug in ("drops_second_call", "repeats_call_id", "stops_at_first_text", "ends_early_as_stop", "keys_calls_by_name"):
     EXPECTED[_bug, "gemini"] = EXPECTED[_bug, "gemini"] | {"stream.streamed_call_form"}  # a new set: rows may share one
 for _p in ALL:
     EXPECTED["repeats_call_id", _p] = EXPECTED["repeats_call_id", _p] | {"request.history.results_out_of_order"}
