@@ -123,6 +123,10 @@ class Wire:
         :attr:`streamed_calls` form."""
         raise NotImplementedError
 
+    reports_model: bool = True
+    """An answer names the model that wrote it."""
+    model_prefix: str = ""
+    """A resource prefix the API also accepts on model names (Gemini's ``models/``)."""
     response_id: str | None = None
     """Where an answer carries the API's id for it (None: the protocol sends none)."""
 
@@ -472,6 +476,7 @@ class AnthropicWire(Wire):
 
 class GeminiWire(Wire):
     name = "gemini"
+    model_prefix = "models/"
     response_id = "responseId"
     parallel_knob = False
     fragments_arguments = False
@@ -620,8 +625,8 @@ class GeminiWire(Wire):
         out = []
         for chunk in chunks:
             data = _sse_json(chunk)
-            if isinstance(data, Mapping) and "error" in data:
-                chunk = (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+            if isinstance(data, Mapping) and "error" in data:  # in a one-element array, as REST errors may be
+                chunk = (json.dumps([data], ensure_ascii=False, indent=2) + "\n").encode("utf-8")
             out.append(chunk)
         return out
 
@@ -700,6 +705,7 @@ def _partial_args(path: str, value: Any) -> list[dict[str, Any]]:
 
 class BedrockWire(Wire):
     name = "bedrock"
+    reports_model = False  # a Converse answer does not name its model
     parallel_knob = False
     error_flag = 'toolResult.status="error"'
     call_id_prefix = "tooluse_"

@@ -227,6 +227,18 @@ def check_metadata(ctx: Context) -> None:
         ctx.fail(f"the message's response_id (the API's {ctx.wire.response_id})", "a non-empty string", m.response_id)
 
 
+def _reports_model(wire: Wire, provider: Any) -> str | None:
+    return None if wire.reports_model else f"a {wire.name} answer does not name the model that wrote it (docs/wire.md §5.4)"
+
+
+def check_request_model(ctx: Context) -> None:
+    names = ["conformance-model-2"] + ([ctx.wire.model_prefix + "conformance-model-2"] if ctx.wire.model_prefix else [])
+    for name in names:
+        m = finished(ctx, answer(ctx, [Turn(text="Hello.")], request(model=name)), f"a request for model {name!r}")
+        if m is not None:
+            ctx.expect(f"the model that answered a request for {name!r}", m.model, "conformance-model-2")
+
+
 USAGE = Usage(input=11, output=7, total_tokens=18)
 
 
@@ -273,8 +285,10 @@ def check_prompt_blocked(ctx: Context) -> None:
         return
     m = ex.message
     ctx.expect("stop_reason of a blocked prompt (never a clean stop)", m.stop_reason, "error")
-    if reason not in f"{m.error_type} {m.error_message}":
-        ctx.fail("the error stop of a blocked prompt", f"error_type or error_message naming {reason!r}", {"error_type": m.error_type, "error_message": m.error_message})
+    if reason.lower() not in (m.error_type or "").lower():
+        ctx.fail("error_type of a blocked prompt", f"the block reason, {reason!r}", m.error_type)
+    if not m.error_message:
+        ctx.fail("error_message of a blocked prompt", "a message saying why", m.error_message)
     ctx.expect("usage (input, output) of a blocked prompt", (m.usage.input, m.usage.output), (USAGE.input, 0))
     if only_calls(m) or m.text:
         ctx.fail("content of a blocked prompt", "none", describe_message(m))
@@ -305,6 +319,7 @@ WIRE_FORM_CASES: tuple[Case, ...] = (
     Case("failure.unframed_error", "An error event written without the stream's framing (bare JSON lines, as google-genai reads them) fails the call with the provider's message and type.", "docs/wire.md §4.4, §6.3; google-genai _api_client response-stream reader", check_unframed_error, _unframed_errors, streamed_only=True),
     Case("request.history.rounds", "A history of two tool rounds then a follow-up question keeps each round's calls, results and text, in order.", "docs/wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7", check_history_rounds),
     Case("stream.events.tool_calls", "One start event; each call's stream events agree with the call the message keeps: the start event's id and name, and the delta events joined into its arguments' JSON.", "docs/wire.md §0 (stream events); docs/loop-contract.md §7.6", check_call_events),
+    Case("request.model", "ModelRequest.model overrides the provider's model (named with or without the API's resource prefix), and the answer names it.", "docs/wire.md §1.2, §2.2, §3.2, §4.1; docs/loop-contract.md §7.1", check_request_model, _reports_model),
     Case("stream.metadata", "The message names its api, provider and model, and keeps the API's id for the answer where the protocol sends one.", "docs/wire.md §0 (StartEvent); docs/loop-contract.md §7.6", check_metadata),
     Case("stop.details", "The answer of every stop reason reports its usage; an error stop names its reason in error_type and carries the provider's own words on it.", "docs/wire.md §0.2, §4.3; docs/loop-contract.md §7.3", check_stop_details),
     Case("stream.usage.cache_read", "Cached prompt tokens are reported as cache_read, apart from the other input tokens.", "docs/wire.md §1.4 #6, §2.3, §3.4, §4.3, §5.4", check_usage_cache),

@@ -167,6 +167,17 @@ class _ResultsOfLastRoundOnly(GeminiProvider):
         return call
 
 
+class _ConfiguredModelOnly(GeminiProvider):
+    """Always calls the model it was built with, ignoring ``ModelRequest.model``."""
+
+    def build_request(self, request: Any) -> Any:
+        asked, request.model = request.model, None
+        try:
+            return super().build_request(request)
+        finally:
+            request.model = asked
+
+
 def _factory_for(cls: type) -> Callable[..., Any]:
     def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
         kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "transport": transport, "retry": retry}
@@ -181,6 +192,7 @@ GEMINI_BUGS: dict[str, type] = {
     "whole_calls_only": _decoder_bug(_WholeCallsOnly),
     "sse_only": _decoder_bug(_SseOnly),
     "results_as_given": _ResultsAsGiven,
+    "configured_model_only": _ConfiguredModelOnly,
     "no_response_id": _decoder_bug(_NoResponseId),
     "repr_deltas": _decoder_bug(_ReprDeltas),
     "results_of_last_round_only": _ResultsOfLastRoundOnly,
@@ -203,6 +215,7 @@ GEMINI_EXPECTED: dict[str, set[str]] = {
     "whole_calls_only": {"stream.streamed_call_form"},
     "sse_only": {"failure.unframed_error"},
     "results_as_given": {"request.history.results_out_of_order"},
+    "configured_model_only": {"request.model"},
     "no_response_id": {"stream.metadata"},
     "repr_deltas": {"stream.events.tool_calls"},
     "results_of_last_round_only": {"request.history.rounds"},

@@ -29,7 +29,7 @@ NOT_APPLICABLE: dict[str, set[str]] = {
         "kind.pause_turn",
         "kind.redacted_thinking",
     },
-    "bedrock": {"request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529", "kind.refusal", "kind.pause_turn", "kind.usage_split", *GEMINI_ONLY},
+    "bedrock": {"request.model", "request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529", "kind.refusal", "kind.pause_turn", "kind.usage_split", *GEMINI_ONLY},
 }
 
 
