@@ -20,7 +20,7 @@ from ..messages import (
     Usage,
     user,
 )
-from ..script import MidStreamError, ScriptedCall, Turn, call
+from ..script import HttpFault, MidStreamError, ScriptedCall, Turn, call
 from ._case import Case, Context
 from ._failure_cases import expect_error_details, expect_failure, said
 from ._fixtures import (
@@ -89,6 +89,7 @@ def check_streamed_call_form(ctx: Context) -> None:
         if not all(ids) or len(set(ids)) != len(ids):
             ctx.fail("the ids of the calls sent without one", f"non-empty ids, distinct and other than {a!r}", ids)
         ctx.expect("the thought signature on the first call's opening part", calls[0].thought_signature, SIGNATURE)
+    _expect_call_events(ctx, ex.events, calls)
     ctx.expect("stop_reason", m.stop_reason, "toolUse")
 
     def cut_inside(chunks: list[bytes]) -> list[bytes]:  # the body ends cleanly after the call's second argument part
@@ -198,14 +199,17 @@ def check_call_events(ctx: Context) -> None:
     m = finished(ctx, ex)
     if m is None:
         return
-    ctx.expect("start events in the stream", sum(isinstance(e, StartEvent) for e in ex.events), 1)
-    starts = [e for e in ex.events if isinstance(e, ToolCallStartEvent)]
-    calls = only_calls(m)
+    _expect_call_events(ctx, ex.events, only_calls(m))
+
+
+def _expect_call_events(ctx: Context, events: list[Any], calls: list[ToolCall]) -> None:
+    ctx.expect("start events in the stream", sum(isinstance(e, StartEvent) for e in events), 1)
+    starts = [e for e in events if isinstance(e, ToolCallStartEvent)]
     if not starts:
         return  # no start events at all: each end event carries its whole call (a JSON body's calls)
     ctx.expect("tool-call start events (id, name), in order", [(e.id, e.name) for e in starts], [(c.id, c.name) for c in calls])
     for start, c in zip(starts, calls):
-        deltas = [e.delta for e in ex.events if isinstance(e, ToolCallDeltaEvent) and e.content_index == start.content_index]
+        deltas = [e.delta for e in events if isinstance(e, ToolCallDeltaEvent) and e.content_index == start.content_index]
         if not deltas:
             continue  # the end event carries the whole call
         text = "".join(d if isinstance(d, str) else repr(d) for d in deltas)
@@ -237,6 +241,19 @@ def check_request_model(ctx: Context) -> None:
         m = finished(ctx, answer(ctx, [Turn(text="Hello.")], request(model=name)), f"a request for model {name!r}")
         if m is not None:
             ctx.expect(f"the model that answered a request for {name!r}", m.model, "conformance-model-2")
+
+
+def check_retry_after_header(ctx: Context) -> None:
+    """A ``retry-after`` header (a proxy's, or the API's own) sets the wait, whatever the body says."""
+    ex = answer(ctx, [Turn(faults=(HttpFault(status=429, headers={"retry-after": "2"}),)), "Recovered."])
+    m = finished(ctx, ex, "the call after one HTTP 429 with retry-after: 2")
+    if m is not None:
+        ctx.expect("text after the retry", m.text, "Recovered.")
+    ctx.expect("requests sent (HTTP 429, then a retry)", ex.attempts, 2)
+    if ex.waits is None:
+        ctx.note("retry waits not observed: the factory takes no retry=")
+    else:
+        ctx.expect("retry waits (the header asked for 2 s)", ex.waits, [2.0])
 
 
 USAGE = Usage(input=11, output=7, total_tokens=18)
@@ -319,6 +336,7 @@ WIRE_FORM_CASES: tuple[Case, ...] = (
     Case("failure.unframed_error", "An error event written without the stream's framing (bare JSON lines, as google-genai reads them) fails the call with the provider's message and type.", "docs/wire.md §4.4, §6.3; google-genai _api_client response-stream reader", check_unframed_error, _unframed_errors, streamed_only=True),
     Case("request.history.rounds", "A history of two tool rounds then a follow-up question keeps each round's calls, results and text, in order.", "docs/wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7", check_history_rounds),
     Case("stream.events.tool_calls", "One start event; each call's stream events agree with the call the message keeps: the start event's id and name, and the delta events joined into its arguments' JSON.", "docs/wire.md §0 (stream events); docs/loop-contract.md §7.6", check_call_events),
+    Case("failure.retry_after_header", "An HTTP 429 whose retry-after header asks for 2 s is retried after exactly 2 s.", "docs/wire.md §0 (retries), §4.5, §6.3", check_retry_after_header),
     Case("request.model", "ModelRequest.model overrides the provider's model (named with or without the API's resource prefix), and the answer names it.", "docs/wire.md §1.2, §2.2, §3.2, §4.1; docs/loop-contract.md §7.1", check_request_model, _reports_model),
     Case("stream.metadata", "The message names its api, provider and model, and keeps the API's id for the answer where the protocol sends one.", "docs/wire.md §0 (StartEvent); docs/loop-contract.md §7.6", check_metadata),
     Case("stop.details", "The answer of every stop reason reports its usage; an error stop names its reason in error_type and carries the provider's own words on it.", "docs/wire.md §0.2, §4.3; docs/loop-contract.md §7.3", check_stop_details),

@@ -416,6 +416,7 @@ for _bug in ("drops_second_call", "repeats_call_id", "stops_at_first_text", "end
     EXPECTED[_bug, "gemini"] = EXPECTED[_bug, "gemini"] | {"stream.streamed_call_form"}  # a new set: rows may share one
 for _p in ALL:
     EXPECTED["repeats_call_id", _p] = EXPECTED["repeats_call_id", _p] | {"request.history.results_out_of_order"}
+    EXPECTED["ignores_retry_after", _p] = EXPECTED["ignores_retry_after", _p] | {"failure.retry_after_header"}
     if _p != "gemini":  # without ids, Gemini pairs results by name and order, which this bug keeps
         EXPECTED["pairs_results_by_name", _p] = EXPECTED["pairs_results_by_name", _p] | {"request.history.results_out_of_order"}
 

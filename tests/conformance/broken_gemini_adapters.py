@@ -178,6 +178,13 @@ class _ConfiguredModelOnly(GeminiProvider):
             request.model = asked
 
 
+class _BodyRetryInfoOnly(GeminiProvider):
+    """Reads the wait from the body's RetryInfo only, never from a ``retry-after`` header."""
+
+    def map_error(self, status: int, headers: Any, body: bytes) -> Any:
+        return super().map_error(status, type(headers)(), body)
+
+
 def _factory_for(cls: type) -> Callable[..., Any]:
     def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
         kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "transport": transport, "retry": retry}
@@ -192,6 +199,7 @@ GEMINI_BUGS: dict[str, type] = {
     "whole_calls_only": _decoder_bug(_WholeCallsOnly),
     "sse_only": _decoder_bug(_SseOnly),
     "results_as_given": _ResultsAsGiven,
+    "body_retry_info_only": _BodyRetryInfoOnly,
     "configured_model_only": _ConfiguredModelOnly,
     "no_response_id": _decoder_bug(_NoResponseId),
     "repr_deltas": _decoder_bug(_ReprDeltas),
@@ -215,9 +223,10 @@ GEMINI_EXPECTED: dict[str, set[str]] = {
     "whole_calls_only": {"stream.streamed_call_form"},
     "sse_only": {"failure.unframed_error"},
     "results_as_given": {"request.history.results_out_of_order"},
+    "body_retry_info_only": {"failure.retry_after_header"},
     "configured_model_only": {"request.model"},
     "no_response_id": {"stream.metadata"},
-    "repr_deltas": {"stream.events.tool_calls"},
+    "repr_deltas": {"stream.events.tool_calls", "stream.streamed_call_form"},
     "results_of_last_round_only": {"request.history.rounds"},
     "error_stops_without_usage": {"stop.details", "stop.prompt_blocked"},
     "no_finish_message": {"stop.details"},
