@@ -54,6 +54,7 @@ from ._stream_cases import (
     check_utf8_split,
 )
 from ._wire import Wire
+from ._wire_form_cases import WIRE_FORM_CASES
 
 # --- applicability ------------------------------------------------------------------------------
 
@@ -159,4 +160,5 @@ CASES: tuple[Case, ...] = (
 CASES += KIND_CASES
 CASES += DETAIL_CASES
 CASES += FORM_CASES
+CASES += WIRE_FORM_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

@@ -62,12 +62,14 @@ class StopCase:
         expected: the loopkit stop reasons it may map to (``error`` also accepts a raised error).
         turn: Turn fields for the scripted answer.
         sim_options: options for the simulator.
+        message: the provider's own text about an error stop, which the error must carry.
     """
 
     wire: str
     expected: frozenset[str]
     turn: Mapping[str, Any] = field(default_factory=dict)
     sim_options: Mapping[str, Any] = field(default_factory=dict)
+    message: str | None = None
 
 
 _TEXT = {"text": "Done."}
@@ -111,6 +113,42 @@ class Wire:
     def is_terminal(self, event: bytes) -> bool:
         """Whether one wire event is the protocol's terminal event."""
         return self.terminal_event in event
+
+    streamed_calls: str | None = None
+    """Another wire form in which the protocol streams a tool call's arguments, one
+    :meth:`stream_calls` writes (None: the protocol has no other form)."""
+
+    def stream_calls(self, chunks: list[bytes]) -> list[bytes]:
+        """An answer's wire events with each whole tool call rewritten into the
+        :attr:`streamed_calls` form."""
+        raise NotImplementedError
+
+    reports_model: bool = True
+    """An answer names the model that wrote it."""
+    model_prefix: str = ""
+    """A resource prefix the API also accepts on model names (Gemini's ``models/``)."""
+    response_id: str | None = None
+    """Where an answer carries the API's id for it (None: the protocol sends none)."""
+
+    retried_stream_errors: tuple[tuple[str, bool], ...] = ()
+    """In-stream error types the protocol says are transient (True: retried when nothing was
+    yielded yet) or not (False); empty when the suite does not check it for this protocol."""
+
+    blocked_prompts: str | None = None
+    """Where the protocol says the prompt itself was blocked, with no answer at all (None: it has
+    no such form apart from its stop reasons)."""
+
+    def block_prompt(self, chunks: list[bytes], reason: str) -> list[bytes]:
+        """An answer's wire events replaced by the protocol's blocked-prompt answer for ``reason``
+        (keeping the usage the answer reported)."""
+        raise NotImplementedError
+
+    unframed_errors: str | None = None
+    """How an error event can also arrive without the protocol's framing (None: it cannot)."""
+
+    def unframe_errors(self, chunks: list[bytes]) -> list[bytes]:
+        """An answer's wire events with each error event written without its framing."""
+        raise NotImplementedError
 
     # --- request side ---------------------------------------------------------------------
 
@@ -188,6 +226,7 @@ def _loads(text: Any) -> Any:
 
 class OpenAIChatWire(Wire):
     name = "openai_chat"
+    response_id = "chunk id"
     reasoning = False
     arguments_sent_as = str
     strict = "tools[].function.strict"
@@ -266,6 +305,7 @@ class OpenAIChatWire(Wire):
 
 class OpenAIResponsesWire(Wire):
     name = "openai_responses"
+    response_id = "response.id"
     arguments_sent_as = str
     strict = "tools[].strict"
     strict_by_default = True
@@ -350,6 +390,7 @@ class OpenAIResponsesWire(Wire):
 
 class AnthropicWire(Wire):
     name = "anthropic"
+    response_id = "message.id"
     overloaded_529 = True
     error_flag = "tool_result.is_error"
     call_id_prefix = "toolu_"
@@ -437,6 +478,8 @@ class AnthropicWire(Wire):
 
 class GeminiWire(Wire):
     name = "gemini"
+    model_prefix = "models/"
+    response_id = "responseId"
     parallel_knob = False
     fragments_arguments = False
     raw_arguments = False
@@ -541,7 +584,122 @@ class GeminiWire(Wire):
         ]
         for wire in ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"):
             cases.append(_wire_stop(wire, {"error"}))
+        why = "The answer was blocked (conformance)"  # finishMessage: the API's own words on the stop
+        cases.append(StopCase("SAFETY+finishMessage", frozenset({"error"}), {"text": "Par", "stop_reason": "error", "error": f"SAFETY: {why}"}, message=why))
         return cases
+
+    streamed_calls = "Vertex AI's streamFunctionCallArguments: willContinue functionCall parts carrying partialArgs (§4.4)"
+
+    def stream_calls(self, chunks):
+        out = []
+        for chunk in chunks:
+            data = _sse_json(chunk)
+            parts = _candidate_parts(data)
+            if not any(isinstance(p, Mapping) and isinstance(p.get("functionCall"), Mapping) for p in parts):
+                out.append(chunk)
+                continue
+            pieces: list[list[dict[str, Any]]] = []
+            for p in parts:
+                pieces += _vertex_call(p) if isinstance(p.get("functionCall"), Mapping) else [[p]]
+            for k, piece in enumerate(pieces):  # one chunk per part; the original's finishReason on the last
+                copy = json.loads(json.dumps(data))
+                cand = copy["candidates"][0]
+                cand["content"]["parts"] = piece
+                if k < len(pieces) - 1:
+                    for key in ("finishReason", "finishMessage", "safetyRatings"):
+                        cand.pop(key, None)
+                out.append(b"data: " + json.dumps(copy, ensure_ascii=False).encode("utf-8") + b"\r\n\r\n")
+        return out
+
+    retried_stream_errors = (("INTERNAL", True), ("RESOURCE_EXHAUSTED", True), ("INVALID_ARGUMENT", False))  # code 500, 429, 400 (§4.5)
+    blocked_prompts = "promptFeedback.blockReason in a chunk without candidates (§4.3)"
+
+    def block_prompt(self, chunks, reason):
+        first, last = _sse_json(chunks[0]), _sse_json(chunks[-1])
+        prompt = (last.get("usageMetadata") or {}).get("promptTokenCount", 0)  # no answer: prompt tokens only
+        usage = {"promptTokenCount": prompt, "totalTokenCount": prompt}
+        data = {"promptFeedback": {"blockReason": reason}, "usageMetadata": usage, "modelVersion": first.get("modelVersion"), "responseId": first.get("responseId")}
+        return [b"data: " + json.dumps(data, ensure_ascii=False).encode("utf-8") + b"\r\n\r\n"]
+
+    unframed_errors = "google-genai joins bare JSON lines (no data: prefix) until the braces balance: how errors can arrive (§4.4)"
+
+    def unframe_errors(self, chunks):
+        out = []
+        for chunk in chunks:
+            data = _sse_json(chunk)
+            if isinstance(data, Mapping) and "error" in data:  # in a one-element array, as REST errors may be
+                chunk = (json.dumps([data], ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+            out.append(chunk)
+        return out
+
+
+def _sse_json(chunk: bytes) -> Any:
+    """The JSON payload of one ``data:`` event (None when it has none)."""
+    text = chunk.decode("utf-8").strip()
+    if not text.startswith("data:"):
+        return None
+    try:
+        return json.loads(text[5:])
+    except ValueError:
+        return None
+
+
+def _candidate_parts(data: Any) -> list[Any]:
+    try:
+        parts = data["candidates"][0]["content"]["parts"]
+    except (KeyError, IndexError, TypeError):
+        return []
+    return parts if isinstance(parts, list) else []
+
+
+def _vertex_call(part: Mapping[str, Any]) -> list[list[dict[str, Any]]]:
+    """One whole ``functionCall`` part as the parts Vertex streams it in: an opening part
+    (name, id, signature, ``willContinue``), argument parts (strings in pieces of three characters,
+    every value at its RFC 9535 path; two entries share a part where they can), and a closing
+    empty ``functionCall``; a call with at most two entries in one part, and a call without
+    arguments whole, with no ``args``."""
+    fc = part["functionCall"]
+    opening: dict[str, Any] = {"name": fc["name"], "willContinue": True}
+    if "id" in fc:
+        opening["id"] = fc["id"]
+    first: dict[str, Any] = {"functionCall": opening}
+    if "thoughtSignature" in part:
+        first["thoughtSignature"] = part["thoughtSignature"]
+    entries = [entry for path, value in _leaves("$", fc.get("args") or {}) for entry in _partial_args(path, value)]
+    if not entries:  # a call without arguments comes whole, without args (a recorded Vertex stream)
+        del opening["willContinue"]
+        return [[first]]
+    if len(entries) <= 2:  # a short call fits in one part, which does not continue
+        del opening["willContinue"]
+        opening["partialArgs"] = entries
+        return [[first]]
+    parts = [[first]]
+    for i in range(0, len(entries), 2):
+        parts.append([{"functionCall": {"partialArgs": entries[i : i + 2], "willContinue": True}}])
+    return [*parts, [{"functionCall": {}}]]
+
+
+def _leaves(path: str, value: Any) -> list[tuple[str, Any]]:
+    if isinstance(value, Mapping):
+        out = []
+        for key, item in value.items():
+            step = f".{key}" if key.isascii() and key.isidentifier() else "['" + key.replace("\\", "\\\\").replace("'", "\\'") + "']"
+            out += _leaves(path + step, item)
+        return out
+    if isinstance(value, list):
+        return [leaf for i, item in enumerate(value) for leaf in _leaves(f"{path}[{i}]", item)]
+    return [(path, value)]
+
+
+def _partial_args(path: str, value: Any) -> list[dict[str, Any]]:
+    if isinstance(value, str):
+        pieces = [value[i : i + 3] for i in range(0, len(value), 3)] or [""]
+        return [{"jsonPath": path, "stringValue": p, **({"willContinue": True} if k < len(pieces) - 1 else {})} for k, p in enumerate(pieces)]
+    if isinstance(value, bool):
+        return [{"jsonPath": path, "boolValue": value}]
+    if value is None:
+        return [{"jsonPath": path, "nullValue": None}]
+    return [{"jsonPath": path, "numberValue": value}]
 
 
 # --- Bedrock Converse (§5) ------------------------------------------------------------------
@@ -549,6 +707,7 @@ class GeminiWire(Wire):
 
 class BedrockWire(Wire):
     name = "bedrock"
+    reports_model = False  # a Converse answer does not name its model
     parallel_knob = False
     error_flag = 'toolResult.status="error"'
     call_id_prefix = "tooluse_"

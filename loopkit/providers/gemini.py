@@ -535,10 +535,7 @@ class GeminiStreamDecoder:
             raise ConnectionClosedError(
                 "gemini: the stream ended before a chunk with finishReason arrived", provider=self._provider
             )
-        if not self._started:
-            self._started = True
-            out.append(StartEvent(api=self._api, provider=self._provider, model=self._model))
-        out += self._close_open()
+        out += self._close_open()  # a finishReason or blockReason came in a chunk, so StartEvent is out
         reason = self._finish or ""
         if self._block_reason is not None and not self._finish:
             return out + [ErrorEvent(error_message=f"gemini: prompt blocked (promptFeedback.blockReason {self._block_reason})",
@@ -692,13 +689,11 @@ def retry_delay(details: Any) -> float | None:
     for d in details:
         if isinstance(d, Mapping) and str(d.get("@type", "")).endswith("google.rpc.RetryInfo"):
             value = d.get("retryDelay")
-            if isinstance(value, str) and value.endswith("s"):
+            if isinstance(value, str) and value.endswith("s"):  # proto3 JSON writes a Duration so, always
                 try:
                     return float(value[:-1])
                 except ValueError:
                     return None
-            if isinstance(value, Mapping):  # the proto Duration form
-                return float(value.get("seconds", 0)) + float(value.get("nanos", 0)) / 1e9
     return None
 
 

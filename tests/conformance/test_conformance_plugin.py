@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from importlib.metadata import entry_points
 
+from test_builtin import NOT_APPLICABLE
+
 from loopkit.conformance import CASE_IDS
 from test_builtin import NOT_APPLICABLE
 

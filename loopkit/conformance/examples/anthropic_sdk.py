@@ -129,10 +129,9 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
             return
         t = event.type
         if t == "message_start":
-            start = event.message.usage
-            usage.input = start.input_tokens
-            usage.cache_read = start.cache_read_input_tokens or 0
-            usage.cache_write = start.cache_creation_input_tokens or 0
+            usage.input = event.message.usage.input_tokens
+            usage.cache_read = event.message.usage.cache_read_input_tokens or 0  # counted apart from input_tokens
+            usage.cache_write = event.message.usage.cache_creation_input_tokens or 0
             yield StartEvent(api="anthropic-messages", provider="anthropic", model=event.message.model, response_id=event.message.id)
         elif t == "content_block_start":
             block, w = event.content_block, event.index

@@ -1,0 +1,237 @@
+"""Gemini adapters with one realistic bug each, for the cases that Gemini's rarer wire forms and
+history shapes need (Vertex's streamed calls, errors as bare JSON lines, results out of order).
+
+Each is a subclass of the shipped :class:`~loopkit.providers.gemini.GeminiProvider` with one hook
+bent: its stream decoder or the request body it builds. ``GEMINI_EXPECTED`` maps a bug to the
+case ids that must fail on Gemini, and only those.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from loopkit.errors import StreamError
+from loopkit.events import ErrorEvent, ToolCallDeltaEvent
+from loopkit.messages import ToolResultMessage
+from loopkit.providers._sse import SSEDecoder
+from loopkit.providers.gemini import GeminiProvider, GeminiStreamDecoder
+
+
+class _WholeCallsOnly(GeminiStreamDecoder):
+    """Written for the Developer API: every functionCall part is a whole call, so Vertex's
+    opening, partialArgs and closing parts each become a call of their own (arguments lost)."""
+
+    __slots__ = ()
+
+    def _part(self, part: Mapping[str, Any]) -> list[Any]:
+        fc = part.get("functionCall")
+        if isinstance(fc, Mapping):
+            part = {**part, "functionCall": {k: v for k, v in fc.items() if k not in ("partialArgs", "willContinue")}}
+        return super()._part(part)
+
+
+class _SseOnly(GeminiStreamDecoder):
+    """Reads ``data:`` events only: an error written as bare JSON lines goes unseen, and the call
+    fails as a stream that ended early, without the provider's message."""
+
+    __slots__ = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._sse = SSEDecoder()
+
+
+class _ErrorStopsWithoutUsage(GeminiStreamDecoder):
+    """Reports usage on clean stops only: an answer blocked by SAFETY loses its token counts."""
+
+    __slots__ = ()
+
+    def close(self) -> list[Any]:
+        return [replace(e, usage=None) if isinstance(e, ErrorEvent) else e for e in super().close()]
+
+
+class _NoFinishMessage(GeminiStreamDecoder):
+    """Never reads ``finishMessage``: an error stop says only its reason, not the API's words."""
+
+    __slots__ = ()
+
+    def handle(self, data: Any) -> list[Any]:
+        if isinstance(data, Mapping):
+            data = {**data, "candidates": [{k: v for k, v in c.items() if k != "finishMessage"} for c in data.get("candidates") or []]}
+        return super().handle(data)
+
+
+class _CachedAsInput(GeminiStreamDecoder):
+    """Ignores ``cachedContentTokenCount``: cached prompt tokens count as plain input."""
+
+    __slots__ = ()
+
+    def handle(self, data: Any) -> list[Any]:
+        if isinstance(data, Mapping) and isinstance(data.get("usageMetadata"), Mapping):
+            data = {**data, "usageMetadata": {k: v for k, v in data["usageMetadata"].items() if k != "cachedContentTokenCount"}}
+        return super().handle(data)
+
+
+class _NoPromptFeedback(GeminiStreamDecoder):
+    """Never reads ``promptFeedback``: a blocked prompt looks like a stream that ended early."""
+
+    __slots__ = ()
+
+    def handle(self, data: Any) -> list[Any]:
+        if isinstance(data, Mapping):
+            data = {k: v for k, v in data.items() if k != "promptFeedback"}
+        return super().handle(data)
+
+
+class _StreamErrorsFinal(GeminiStreamDecoder):
+    """Treats every error event in a stream as final, even a 500 before any content."""
+
+    __slots__ = ()
+
+    def handle(self, data: Any) -> list[Any]:
+        try:
+            return super().handle(data)
+        except StreamError as exc:
+            exc.retryable = False
+            raise
+
+
+class _StreamErrorsRetried(GeminiStreamDecoder):
+    """Retries every error event that opens a stream, even a 400 that will fail again."""
+
+    __slots__ = ()
+
+    def handle(self, data: Any) -> list[Any]:
+        try:
+            return super().handle(data)
+        except StreamError as exc:
+            exc.retryable = True
+            raise
+
+
+class _ReprDeltas(GeminiStreamDecoder):
+    """Writes a call's delta as ``str(args)`` (a Python dict's repr, not JSON); the end event still
+    carries the call, so only a consumer of the deltas sees it."""
+
+    __slots__ = ()
+
+    def _part(self, part: Mapping[str, Any]) -> list[Any]:
+        return [replace(e, delta=str(json.loads(e.delta))) if isinstance(e, ToolCallDeltaEvent) else e for e in super()._part(part)]
+
+
+class _NoResponseId(GeminiStreamDecoder):
+    """Never reads ``responseId``: the answer cannot be traced to the API's logs."""
+
+    __slots__ = ()
+
+    def handle(self, data: Any) -> list[Any]:
+        if isinstance(data, Mapping):
+            data = {k: v for k, v in data.items() if k != "responseId"}
+        return super().handle(data)
+
+
+def _decoder_bug(decoder: type) -> type:
+    class Adapter(GeminiProvider):
+        def stream_decoder(self) -> GeminiStreamDecoder:
+            return decoder(self._new_call_id, provider=self.provider_name, api=self.api, model=self.model)
+
+    return Adapter
+
+
+class _ResultsAsGiven(GeminiProvider):
+    """Sends the functionResponse parts in the order the results were given, not in the order of
+    the calls they answer (Gemini pairs responses without ids with calls by position)."""
+
+    def build_request(self, request: Any) -> Any:
+        call = super().build_request(request)
+        given = [m.text for m in request.messages if isinstance(m, ToolResultMessage)]
+        for content in call.json.get("contents", []):
+            parts = content.get("parts", [])
+            if parts and all("functionResponse" in p for p in parts):
+                text = {id(p): next(iter(p["functionResponse"]["response"].values())) for p in parts}
+                parts.sort(key=lambda p: given.index(text[id(p)]) if text[id(p)] in given else len(given))
+        return call
+
+
+class _ResultsOfLastRoundOnly(GeminiProvider):
+    """Keeps only the results after the last model turn: an earlier round's calls go unanswered."""
+
+    def build_request(self, request: Any) -> Any:
+        call = super().build_request(request)
+        contents = call.json.get("contents", [])
+        answers = [i for i, c in enumerate(contents) if c.get("parts") and all("functionResponse" in p for p in c["parts"])]
+        call.json["contents"] = [c for i, c in enumerate(contents) if i not in answers[:-1]]
+        return call
+
+
+class _ConfiguredModelOnly(GeminiProvider):
+    """Always calls the model it was built with, ignoring ``ModelRequest.model``."""
+
+    def build_request(self, request: Any) -> Any:
+        asked, request.model = request.model, None
+        try:
+            return super().build_request(request)
+        finally:
+            request.model = asked
+
+
+class _BodyRetryInfoOnly(GeminiProvider):
+    """Reads the wait from the body's RetryInfo only, never from a ``retry-after`` header."""
+
+    def map_error(self, status: int, headers: Any, body: bytes) -> Any:
+        return super().map_error(status, type(headers)(), body)
+
+
+def _factory_for(cls: type) -> Callable[..., Any]:
+    def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
+        kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "transport": transport, "retry": retry}
+        if base_url is not None:
+            kwargs["base_url"] = base_url
+        return cls(**kwargs)
+
+    return factory
+
+
+GEMINI_BUGS: dict[str, type] = {
+    "whole_calls_only": _decoder_bug(_WholeCallsOnly),
+    "sse_only": _decoder_bug(_SseOnly),
+    "results_as_given": _ResultsAsGiven,
+    "body_retry_info_only": _BodyRetryInfoOnly,
+    "configured_model_only": _ConfiguredModelOnly,
+    "no_response_id": _decoder_bug(_NoResponseId),
+    "repr_deltas": _decoder_bug(_ReprDeltas),
+    "results_of_last_round_only": _ResultsOfLastRoundOnly,
+    "error_stops_without_usage": _decoder_bug(_ErrorStopsWithoutUsage),
+    "no_finish_message": _decoder_bug(_NoFinishMessage),
+    "cached_as_input": _decoder_bug(_CachedAsInput),
+    "no_prompt_feedback": _decoder_bug(_NoPromptFeedback),
+    "stream_errors_final": _decoder_bug(_StreamErrorsFinal),
+    "stream_errors_retried": _decoder_bug(_StreamErrorsRetried),
+}
+
+
+def broken_gemini(bug: str) -> Callable[..., Any]:
+    """A factory for the Gemini adapter with ``bug`` planted."""
+    return _factory_for(GEMINI_BUGS[bug])
+
+
+# bug -> the case ids that must fail on Gemini, and only those
+GEMINI_EXPECTED: dict[str, set[str]] = {
+    "whole_calls_only": {"stream.streamed_call_form"},
+    "sse_only": {"failure.unframed_error"},
+    "results_as_given": {"request.history.results_out_of_order"},
+    "body_retry_info_only": {"failure.retry_after_header"},
+    "configured_model_only": {"request.model"},
+    "no_response_id": {"stream.metadata"},
+    "repr_deltas": {"stream.events.tool_calls", "stream.streamed_call_form"},
+    "results_of_last_round_only": {"request.history.rounds"},
+    "error_stops_without_usage": {"stop.details", "stop.prompt_blocked"},
+    "no_finish_message": {"stop.details"},
+    "cached_as_input": {"stream.usage.cache_read"},
+    "no_prompt_feedback": {"stop.prompt_blocked"},
+    "stream_errors_final": {"failure.stream_error_first"},
+    "stream_errors_retried": {"failure.stream_error_first"},
+}
