@@ -206,3 +206,13 @@ def check_async(ctx: Context) -> None:
     finished(ctx, sync, "stream()")
     finished(ctx, asyn, "astream()")
     ctx.expect("astream() events equal stream() events", asyn.events, sync.events)
+
+
+def check_usage_cache_tokens(ctx: Context) -> None:
+    cache_write = 3 if ctx.wire.cache_write else 0
+    usage = Usage(input=11, output=7, cache_read=5, cache_write=cache_write, total_tokens=23 + cache_write)
+    m = finished(ctx, answer(ctx, [Turn(text="Counted.", usage=usage)]))
+    if m is None:
+        return
+    got = (m.usage.input, m.usage.output, m.usage.cache_read, m.usage.cache_write, m.usage.total_tokens)
+    ctx.expect("usage (input, output, cache_read, cache_write, total_tokens)", got, (11, 7, 5, cache_write, 23 + cache_write))

@@ -69,6 +69,25 @@ class StopCase:
     sim_options: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(slots=True, frozen=True)
+class ErrorForm:
+    """One real form of a protocol's HTTP error answer, and what an adapter must make of it.
+
+    Args:
+        what: the form, in a few words.
+        fault: :class:`~loopkit.script.HttpFault` fields that make the simulator send it.
+        error: the name of the :mod:`loopkit.errors` class the call must fail with.
+        error_type: the provider's error type the error must carry.
+        message: the provider's message, as the body carries it once decoded.
+    """
+
+    what: str
+    fault: Mapping[str, Any]
+    error: str
+    error_type: str
+    message: str
+
+
 _TEXT = {"text": "Done."}
 _CALL = {"tool_calls": ({"name": "get_weather", "arguments": {"city": "Paris"}},)}
 
@@ -99,6 +118,19 @@ class Wire:
     """A declaration without ``strict`` is strict (so the adapter must send ``false``)."""
     terminal_event: bytes = b""
     """What marks the wire event that ends a complete stream (each simulator chunk is one event)."""
+    cache_write: bool = True
+    """Usage reports prompt-cache writes apart (Gemini reports cache reads only)."""
+    stream_exceptions: tuple[tuple[str, str], ...] = ()
+    """Typed in-stream exceptions, as the wire names them, each with the :mod:`loopkit.errors` class
+    of its modelled HTTP status (empty: the protocol has no typed in-stream exceptions)."""
+
+    def error_forms(self) -> list[ErrorForm]:
+        """Real HTTP error answers in forms beyond the simulator's plain one (none by default)."""
+        return []
+
+    def generic_error_event(self, code: str, message: str) -> bytes | None:
+        """One wire event carrying an untyped stream error (None: the protocol has no such event)."""
+        return None
 
     def is_terminal(self, event: bytes) -> bool:
         """Whether one wire event is the protocol's terminal event."""
@@ -451,6 +483,7 @@ class AnthropicWire(Wire):
 
 class GeminiWire(Wire):
     name = "gemini"
+    cache_write = False
     parallel_knob = False
     fragments_arguments = False
     raw_arguments = False
@@ -578,6 +611,43 @@ class BedrockWire(Wire):
     tool_keys = ("toolConfig",)
     strict = "toolConfig.tools[].toolSpec.strict"
     terminal_event = b"\x0bmessageStop"  # §5.4: the :event-type header value of messageStop
+    # ConverseStreamOutput's exception members and their modelled status (service-2.json, §5.5)
+    stream_exceptions = (
+        ("throttlingException", "RateLimitError"),  # 429
+        ("serviceUnavailableException", "ServerError"),  # 503
+        ("internalServerException", "ServerError"),  # 500
+        ("modelStreamErrorException", "ProviderError"),  # 424, as ModelErrorException
+        ("validationException", "BadRequestError"),  # 400
+    )
+
+    def error_forms(self):
+        quoted = '"sim-model"'
+        return [
+            ErrorForm(
+                "x-amzn-errortype as a shape id with its namespace and a URI (§5.5)",
+                {"status": 400, "error_type": "com.amazonaws.bedrockruntime#ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+                 "message": f"The provided model identifier {quoted} is invalid."},
+                "BadRequestError", "ValidationException", f"The provided model identifier {quoted} is invalid.",
+            ),
+            ErrorForm(
+                "an AWS front end's body with a capitalised Message",
+                {"status": 403, "error_type": "AccessDeniedException",
+                 "body": {"Message": f"User: arn:aws:iam::123456789012:user/conformance is not authorized to perform: bedrock:InvokeModelWithResponseStream on resource: {quoted}"}},
+                "PermissionDeniedError", "AccessDeniedException",
+                f"User: arn:aws:iam::123456789012:user/conformance is not authorized to perform: bedrock:InvokeModelWithResponseStream on resource: {quoted}",
+            ),
+            ErrorForm(
+                "ResourceNotFoundException",
+                {"status": 404, "error_type": "ResourceNotFoundException", "message": f"Model {quoted} was not found."},
+                "NotFoundError", "ResourceNotFoundException", f"Model {quoted} was not found.",
+            ),
+        ]  # fmt: skip
+
+    def generic_error_event(self, code, message):
+        # an event-stream message of type error: :error-code and :error-message headers, no payload (§5.6)
+        from loopkit.simulators import _eventstream
+
+        return _eventstream.frame(((":message-type", "error"), (":error-code", code), (":error-message", message)), b"")
 
     def tools(self, body):
         config = body.get("toolConfig")

@@ -37,7 +37,8 @@ Mapping choices, where Converse has no direct equivalent:
 - Errors: ``error_type`` is the shape from ``x-amzn-errortype`` (read as botocore reads it); the
   class follows that shape's modelled status (a ``ThrottlingException`` is a ``RateLimitError``
   whatever the status), else the HTTP status. In-stream exceptions (``throttlingException``, ``modelStreamErrorException`` ...) raise
-  the class of their modelled HTTP status (``RateLimitError`` for throttling) with ``status=None``.
+  the class of their modelled HTTP status (``RateLimitError`` for throttling, a plain ``ProviderError``
+  for ``modelStreamErrorException``, 424 like ``ModelErrorException``) with ``status=None``.
   ``x-amz-retry-after`` (milliseconds) and ``retry-after`` (seconds) are honoured.
 """
 
@@ -108,10 +109,10 @@ EXCEPTION_STATUS: dict[str, int] = {
     "resourcenotfoundexception": 404,
     "modeltimeoutexception": 408,
     "modelerrorexception": 424,
+    "modelstreamerrorexception": 424,  # service-2.json: a failed dependency (the model), as ModelErrorException
     "throttlingexception": 429,
     "modelnotreadyexception": 429,
     "internalserverexception": 500,
-    "modelstreamerrorexception": 500,
     "serviceunavailableexception": 503,
 }
 

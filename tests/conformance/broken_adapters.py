@@ -420,6 +420,7 @@ MAY_ALSO_FAIL: dict[tuple[str, str], set[str]] = {
             "request.history.is_error",
             "request.history.empty_error_result",
             "request.history.same_tool_twice",
+            "request.history.unusable_arguments",
             "request.tool_choice.none_after_tool_round",
             # requests whose history holds a call: the simulators reject the wrong type with a 400
             "request.reasoning.passback",

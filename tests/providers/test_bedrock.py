@@ -294,7 +294,7 @@ def test_simulator_rejection_is_a_bad_request_naming_the_rule():
     ("kind", "cls"),
     [
         ("throttlingException", RateLimitError),
-        ("modelStreamErrorException", ServerError),
+        ("modelStreamErrorException", ProviderError),  # 424 in service-2.json, as ModelErrorException
         ("internalServerException", ServerError),
         ("serviceUnavailableException", ServerError),
         ("validationException", BadRequestError),
@@ -321,9 +321,18 @@ def test_exception_before_any_event_is_retried():
 
 def test_scripted_error_turn_is_a_model_stream_error():
     _, provider, _ = make([Turn(text="half", error="model crashed")] * 3)
-    with pytest.raises(ServerError, match="model crashed") as info:
+    with pytest.raises(ProviderError, match="model crashed") as info:
         ask(provider)
-    assert info.value.error_type == "modelStreamErrorException"
+    assert type(info.value) is ProviderError and info.value.error_type == "modelStreamErrorException"
+
+
+def test_model_stream_error_before_any_event_is_not_retried():
+    # modelled as HTTP 424 (a failed dependency, like ModelErrorException): not a retryable 5xx
+    sim, provider, sleeps = make([Turn(text="x", faults=[MidStreamError(after=0, error_type="modelStreamErrorException")]), Turn(text="ok")])
+    with pytest.raises(ProviderError) as info:
+        ask(provider)
+    assert not info.value.retryable and info.value.status is None
+    assert sleeps == [] and sim.used == 1
 
 
 def test_scripted_error_turn_without_streaming_is_http_424():

@@ -111,7 +111,9 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
             return
         t = event.type
         if t == "message_start":
-            usage.input = event.message.usage.input_tokens
+            u = event.message.usage
+            usage.input = u.input_tokens
+            usage.cache_read, usage.cache_write = u.cache_read_input_tokens or 0, u.cache_creation_input_tokens or 0
             yield StartEvent(api="anthropic-messages", provider="anthropic", model=event.message.model, response_id=event.message.id)
         elif t == "content_block_start":
             block, i = event.content_block, event.index
@@ -152,7 +154,7 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
             break
     if not complete:  # a body that ends without message_stop is cut short, however cleanly it ends
         raise ConnectionClosedError("the stream ended before message_stop", provider="anthropic")
-    usage.total_tokens = usage.input + usage.output
+    usage.total_tokens = usage.input + usage.output + usage.cache_read + usage.cache_write
     if stop in STOP:
         yield DoneEvent(reason=STOP[stop], usage=usage)  # type: ignore[arg-type]
     else:

@@ -1,0 +1,176 @@
+"""Bedrock adapters with one realistic bug each, for the cases that read Bedrock's error forms,
+in-stream exceptions, cache usage and unusable echoed arguments.
+
+Each is a subclass of the shipped :class:`~loopkit.providers.bedrock.BedrockProvider` with one hook
+bent: the event-stream messages its decoder reads, the events it yields, the error it maps or the
+request body it builds. ``BEDROCK_EXPECTED`` maps a bug to the case ids that must fail, and only
+those, among every case whose result the bug can change (:data:`CHECKED`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+from loopkit.errors import ConnectionClosedError, ProviderError, ServerError
+from loopkit.eventstream import EventStreamDecoder, Message
+from loopkit.events import DoneEvent, ErrorEvent, StreamEvent
+from loopkit.messages import AssistantMessage, ToolCall
+from loopkit.providers.bedrock import BedrockProvider, ConverseStreamDecoder, http_error
+
+
+class _BentFrames(EventStreamDecoder):
+    """The framing decoder, with every decoded message passed through ``bend`` (None drops it)."""
+
+    def __init__(self, bend: Callable[[Message], Message | None]) -> None:
+        super().__init__()
+        self.bend = bend
+
+    def feed(self, data: Any) -> list[Message]:
+        return [m for m in (self.bend(f) for f in super().feed(data)) if m is not None]
+
+
+def _raw_payload_as_message(frame: Message) -> Message | None:
+    """Takes an exception's whole payload text for its message (the JSON never decoded)."""
+    if frame.message_type == "exception":
+        return Message(frame.headers, json.dumps({"message": frame.payload.decode("utf-8")}).encode())
+    return frame
+
+
+def _skips_error_messages(frame: Message) -> Message | None:
+    """Knows only ``event`` and ``exception`` messages: an untyped ``error`` message is skipped."""
+    return None if frame.message_type == "error" else frame
+
+
+def _frames_bug(bend: Callable[[Message], Message | None]) -> type:
+    class Decoder(ConverseStreamDecoder):
+        __slots__ = ()
+
+        def __init__(self, **kw: Any) -> None:
+            super().__init__(**kw)
+            self._frames = _BentFrames(bend)
+
+    return Decoder
+
+
+class _AllServerErrors(ConverseStreamDecoder):
+    """Raises every in-stream exception as a retryable 5xx, whatever its member."""
+
+    __slots__ = ()
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        try:
+            return super().feed(chunk)
+        except ConnectionClosedError:
+            raise
+        except ProviderError as err:
+            raise ServerError(err.message, error_type=err.error_type, provider="bedrock") from None
+
+
+class _DropsCacheUsage:
+    """Wraps the decoder: usage keeps input and output only (the cache counts never read)."""
+
+    def __init__(self, inner: ConverseStreamDecoder) -> None:
+        self.inner = inner
+
+    def _bend(self, events: list[StreamEvent]) -> list[StreamEvent]:
+        for e in events:
+            if isinstance(e, (DoneEvent, ErrorEvent)) and e.usage is not None:
+                e.usage.cache_read = e.usage.cache_write = 0
+                e.usage.total_tokens = e.usage.input + e.usage.output
+        return events
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        return self._bend(self.inner.feed(chunk))
+
+    def close(self) -> list[StreamEvent]:
+        return self._bend(self.inner.close())
+
+
+def _error_type_verbatim(self: Any, status: int, headers: Any, body: bytes) -> ProviderError:
+    """Keeps ``x-amzn-errortype`` as sent, namespace and URI included."""
+    err = http_error(status, headers, body)
+    if headers.get("x-amzn-errortype"):
+        err.error_type = headers["x-amzn-errortype"]
+    return err
+
+
+def _lowercase_message_only(self: Any, status: int, headers: Any, body: bytes) -> ProviderError:
+    """Reads the body's ``message`` only: a capitalised ``Message`` leaves the raw body as the text."""
+    err = http_error(status, headers, body)
+    if isinstance(err.body, dict) and "message" not in err.body:
+        err.message = body.decode("utf-8")
+    return err
+
+
+def _echoes_arguments_as_kept(self: Any, request: Any) -> dict[str, Any]:
+    """Echoes each call's arguments as the message keeps them: the raw text of a call that never
+    parsed, a non-object as it is."""
+    body = BedrockProvider.request_body(self, request)
+    calls = {b.id: b for m in request.messages if isinstance(m, AssistantMessage) for b in m.content if isinstance(b, ToolCall)}
+    for m in body["messages"]:
+        for block in m["content"]:
+            call = calls.get((block.get("toolUse") or {}).get("toolUseId"))
+            if call is not None:
+                block["toolUse"] = {**block["toolUse"], "input": call.raw_arguments if call.raw_arguments is not None else call.arguments}
+    return body
+
+
+def _decoder_hook(decoder: type) -> Callable[[Any], Any]:
+    return lambda self: decoder(api=self.api, provider=self.provider_name, model=self.model)
+
+
+BUGS: dict[str, dict[str, Any]] = {
+    "raw_payload_as_message": {"stream_decoder": _decoder_hook(_frames_bug(_raw_payload_as_message))},
+    "skips_error_messages": {"stream_decoder": _decoder_hook(_frames_bug(_skips_error_messages))},
+    "all_stream_exceptions_server_errors": {"stream_decoder": _decoder_hook(_AllServerErrors)},
+    "drops_cache_usage": {"stream_decoder": lambda self: _DropsCacheUsage(BedrockProvider.stream_decoder(self))},
+    "error_type_verbatim": {"map_error": _error_type_verbatim},
+    "lowercase_message_only": {"map_error": _lowercase_message_only},
+    "echoes_arguments_as_kept": {"request_body": _echoes_arguments_as_kept},
+}
+
+BEDROCK_EXPECTED: dict[str, set[str]] = {
+    "raw_payload_as_message": {"failure.stream_exceptions"},
+    "skips_error_messages": {"failure.stream_error_event"},
+    "all_stream_exceptions_server_errors": {"failure.stream_exceptions"},
+    "drops_cache_usage": {"stream.usage_cache_tokens"},
+    "error_type_verbatim": {"failure.error_forms"},
+    "lowercase_message_only": {"failure.error_forms"},
+    "echoes_arguments_as_kept": {"request.history.unusable_arguments"},
+}
+
+CHECKED: tuple[str, ...] = (
+    "request.history.tool_calls",
+    "request.history.argument_types",
+    "request.history.unusable_arguments",
+    "stream.usage",
+    "stream.usage_cache_tokens",
+    "kind.reasoning_tokens",
+    "failure.http_400",
+    "failure.error_body_not_json",
+    "failure.auth",
+    "failure.error_forms",
+    "failure.http_429_retry_after",
+    "failure.http_500",
+    "failure.mid_stream",
+    "failure.stream_exceptions",
+    "failure.stream_error_event",
+    "failure.truncated",
+    "failure.ends_early",
+)
+"""The cases whose result these bugs can change: the ones named above and their neighbours."""
+
+
+def broken_bedrock(bug: str) -> Callable[..., Any]:
+    """A factory for the Bedrock adapter with ``bug`` planted."""
+    cls = type(f"Broken{bug.title().replace('_', '')}", (BedrockProvider,), BUGS[bug])
+
+    def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
+        kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "transport": transport, "retry": retry}
+        if base_url is not None:
+            kwargs["base_url"] = base_url
+        return cls(**kwargs)
+
+    return factory
