@@ -216,3 +216,14 @@ def check_usage_cache_tokens(ctx: Context) -> None:
         return
     got = (m.usage.input, m.usage.output, m.usage.cache_read, m.usage.cache_write, m.usage.total_tokens)
     ctx.expect("usage (input, output, cache_read, cache_write, total_tokens)", got, (11, 7, 5, cache_write, 23 + cache_write))
+
+
+def check_model_named(ctx: Context) -> None:
+    model = "conformance-model-2"
+    m = finished(ctx, answer(ctx, ["Hi."], request(model=model)))
+    if m is None:
+        return
+    ctx.expect("the message's model (the request's ModelRequest.model)", m.model, model)
+    for field in ("api", "provider"):
+        if not (isinstance(getattr(m, field), str) and getattr(m, field)):
+            ctx.fail(f"the message's {field} (from the start event)", "a non-empty name", getattr(m, field))

@@ -45,7 +45,9 @@ Mapping choices, where Converse has no direct equivalent:
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import aclosing, closing
+from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
@@ -234,6 +236,14 @@ class BedrockProvider(HttpProvider):
 
     # --- response ---------------------------------------------------------------------------
 
+    def stream(self, request: ModelRequest) -> Iterator[StreamEvent]:
+        events = super().stream(request)
+        return events if request.model is None else _named(events, request.model)
+
+    def astream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        events = super().astream(request)
+        return events if request.model is None else _anamed(events, request.model)
+
     def stream_decoder(self) -> ConverseStreamDecoder:
         return ConverseStreamDecoder(api=self.api, provider=self.provider_name, model=self.model)
 
@@ -242,6 +252,20 @@ class BedrockProvider(HttpProvider):
 
     def map_error(self, status: int, headers: httpx.Headers, body: bytes) -> ProviderError:
         return http_error(status, headers, body)
+
+
+def _named(events: Iterator[StreamEvent], model: str) -> Iterator[StreamEvent]:
+    """``events`` with the start naming ``model``: a Converse answer carries no model id, so the
+    decoder names the adapter's, and a request for another model (``ModelRequest.model``) renames it."""
+    with closing(events):  # type: ignore[type-var]
+        for e in events:
+            yield replace(e, model=model) if isinstance(e, StartEvent) else e
+
+
+async def _anamed(events: AsyncIterator[StreamEvent], model: str) -> AsyncIterator[StreamEvent]:
+    async with aclosing(events):  # type: ignore[type-var]
+        async for e in events:
+            yield replace(e, model=model) if isinstance(e, StartEvent) else e
 
 
 # --- pure codec: request ----------------------------------------------------------------------

@@ -12,6 +12,7 @@ from loopkit.conformance._suite import Suite, select_cases
 NEW_CASES = {
     "request.history.unusable_arguments",
     "stream.usage_cache_tokens",
+    "stream.model_named",
     "failure.error_forms",
     "failure.stream_exceptions",
     "failure.stream_error_event",

@@ -497,3 +497,27 @@ def test_error_class_follows_the_shape_over_the_status():
     assert type(err) is RateLimitError and err.retryable and err.status == 400
     err = http_error(418, {}, b'{"__type": "com.amazon.coral#ServiceUnavailableException", "message": "x"}')
     assert type(err) is ServerError and err.error_type == "ServiceUnavailableException"
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_request_for_another_model_names_that_model(stream):
+    # a Converse answer carries no model id: the message must name the model the request went to
+    sim, provider, _ = make([Turn(text="ok"), Turn(text="ok")], stream=stream)
+    assert ask(provider, model="us.amazon.nova-pro-v1:0").model == "us.amazon.nova-pro-v1:0"
+    assert sim.requests[0].path.endswith("/model/us.amazon.nova-pro-v1%3A0/" + ("converse-stream" if stream else "converse"))
+    assert ask(provider).model == MODEL
+
+
+def test_a_request_for_another_model_names_it_in_astream_and_closes_the_stream():
+    import asyncio
+
+    sim, provider, _ = make([Turn(text="a long answer", chunk_size=2)])
+
+    async def first_two():
+        events = provider.astream(ModelRequest([user("hi")], model="other-model"))
+        got = [await anext(events), await anext(events)]
+        await events.aclose()
+        return got
+
+    start, _ = asyncio.run(first_two())
+    assert start.model == "other-model" and provider.attempts == [1]
