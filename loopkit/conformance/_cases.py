@@ -35,6 +35,7 @@ from ._request_cases import (
 )
 from ._stream_cases import (
     check_async,
+    check_blocks_ended,
     check_empty_arguments,
     check_fragmented_arguments,
     check_ids_across_calls,
@@ -156,8 +157,9 @@ CASES: tuple[Case, ...] = (
     Case("stream.unicode", "Non-ASCII text and arguments (accents, emoji, CJK, RTL, combining marks, escapes) arrive intact.", "docs/wire.md §1.7 #3", check_unicode),
     Case("stream.utf8_split", "A body delivered 3 bytes at a time, splitting UTF-8 sequences, parses to the same message.", "docs/wire.md §0 (SSE framing), §5.6", check_utf8_split),
     Case("stream.usage", "Token usage is reported on the message.", "docs/wire.md §1.4 #6, §2.3, §3.4, §4.4, §5.4", check_usage),
+    Case("stream.blocks_ended", "Every block a stream starts (thinking, text, each call) is ended once, before the terminal event.", "docs/loop-contract.md §7.6", check_blocks_ended),
     Case("stream.usage_cache_tokens", "Prompt-cache reads and writes and the total are reported as the wire gives them.", "docs/wire.md §1.4 #6, §2.3, §3.4, §4.4, §5.3", check_usage_cache_tokens),
-    Case("stream.model_named", "The message names its api, its provider and the model the request asked for (ModelRequest.model).", "loopkit.events.StartEvent; loopkit.provider.ModelRequest", check_model_named),
+    Case("stream.model_named", "The message names its api, its provider and the model the request asked for (ModelRequest.model), in stream() and astream().", "loopkit.events.StartEvent; loopkit.provider.ModelRequest", check_model_named),
     Case("stream.async", "astream() yields the same events as stream().", "docs/wire.md §6.3", check_async),
     Case("stop.reasons", "Every stop reason of the protocol maps to loopkit's (stop, toolUse, length, error).", "docs/wire.md §0.2; docs/loop-contract.md §7.3", check_stop_reasons),
     Case("failure.http_400", "HTTP 400 fails the call with a BadRequestError carrying the provider's message, and is not retried.", "docs/wire.md §6.3", http_error_case(400, (BadRequestError,))),

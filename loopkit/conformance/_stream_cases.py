@@ -182,8 +182,13 @@ def check_stop_reasons(ctx: Context) -> None:
         ex = answer(ctx, [turn_from(case.turn)], sim_options=case.sim_options, rewrite=case.rewrite)
         if "error" in case.expected and is_provider_failure(ex):
             t = ex.terminal
-            if ex.error is None and isinstance(t, ErrorEvent) and not t.error_message:
-                ctx.fail(f"the ErrorEvent for wire stop reason {case.wire!r}", "an error_message saying why", t.error_message)
+            if ex.error is None and isinstance(t, ErrorEvent):
+                if not t.error_message:
+                    ctx.fail(f"the ErrorEvent for wire stop reason {case.wire!r}", "an error_message saying why", t.error_message)
+                if case.error_type is not None:
+                    ctx.expect(f"the error_type of the ErrorEvent for wire stop reason {case.wire!r}", t.error_type, case.error_type)
+                if t.usage is None or not t.usage.input:
+                    ctx.fail(f"the usage of the ErrorEvent for wire stop reason {case.wire!r} (the tokens were spent)", "the answer's usage", t.usage)
             continue
         if ex.contract is not None or ex.message is None:
             ctx.fail(f"wire stop reason {case.wire!r}", sorted(case.expected), ex.outcome())
@@ -219,11 +224,30 @@ def check_usage_cache_tokens(ctx: Context) -> None:
 
 
 def check_model_named(ctx: Context) -> None:
-    model = "conformance-model-2"
-    m = finished(ctx, answer(ctx, ["Hi."], request(model=model)))
-    if m is None:
+    model = ctx.wire.model_id
+    for use_async in (False, True):
+        via = "astream()" if use_async else "stream()"
+        m = finished(ctx, answer(ctx, ["Hi."], request(model=model), use_async=use_async), f"{via} for model {model!r}")
+        if m is None:
+            continue
+        ctx.expect(f"{via}: the message's model (the request's ModelRequest.model)", m.model, model)
+        for field in ("api", "provider"):
+            if not (isinstance(getattr(m, field), str) and getattr(m, field)):
+                ctx.fail(f"{via}: the message's {field} (from the start event)", "a non-empty name", getattr(m, field))
+
+
+def check_blocks_ended(ctx: Context) -> None:
+    a, b = call_ids(ctx.wire)
+    thinking = dict(thinking="The user wants both.", thinking_signature=SIGNATURE) if ctx.wire.reasoning else {}
+    turn = Turn(**thinking, text="Checking both.", tool_calls=(call("get_weather", {"city": "Paris"}, id=a), call("get_time", {"tz": "Asia/Tokyo"}, id=b)))
+    ex = answer(ctx, [turn])
+    if finished(ctx, ex) is None:
         return
-    ctx.expect("the message's model (the request's ModelRequest.model)", m.model, model)
-    for field in ("api", "provider"):
-        if not (isinstance(getattr(m, field), str) and getattr(m, field)):
-            ctx.fail(f"the message's {field} (from the start event)", "a non-empty name", getattr(m, field))
+    starts: dict[int, str] = {}
+    ends: dict[int, list[str]] = {}
+    for e in ex.events:
+        if e.type in ("text_start", "thinking_start", "toolcall_start"):
+            starts[e.content_index] = e.type.removesuffix("_start")
+        elif e.type in ("text_end", "thinking_end", "toolcall_end"):
+            ends.setdefault(e.content_index, []).append(e.type.removesuffix("_end"))
+    ctx.expect("the end events of each started block (content_index: kinds)", ends, {i: [kind] for i, kind in starts.items()})

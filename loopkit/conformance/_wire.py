@@ -60,6 +60,7 @@ class StopCase:
         turn: Turn fields for the scripted answer.
         rewrite: a function applied to each decoded stream payload (``(event, data) -> data``).
         sim_options: options for the simulator.
+        error_type: the ``error_type`` an ``error`` stop must carry (None: the suite does not say).
     """
 
     wire: str
@@ -67,6 +68,7 @@ class StopCase:
     turn: Mapping[str, Any] = field(default_factory=dict)
     rewrite: Callable[[str | None, Any], Any] | None = None
     sim_options: Mapping[str, Any] = field(default_factory=dict)
+    error_type: str | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -118,6 +120,8 @@ class Wire:
     """A declaration without ``strict`` is strict (so the adapter must send ``false``)."""
     terminal_event: bytes = b""
     """What marks the wire event that ends a complete stream (each simulator chunk is one event)."""
+    model_id: str = "conformance-model-2"
+    """A model id in the protocol's own form (a request for it must reach the wire and the message)."""
     cache_write: bool = True
     """Usage reports prompt-cache writes apart (Gemini reports cache reads only)."""
     stream_exceptions: tuple[tuple[str, str], ...] = ()
@@ -611,6 +615,7 @@ class BedrockWire(Wire):
     tool_keys = ("toolConfig",)
     strict = "toolConfig.tools[].toolSpec.strict"
     terminal_event = b"\x0bmessageStop"  # §5.4: the :event-type header value of messageStop
+    model_id = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.amazon.nova-micro-v1:0"  # §5.1: encoded with no safe characters
     # ConverseStreamOutput's exception members and their modelled status (service-2.json, §5.5)
     stream_exceptions = (
         ("throttlingException", "RateLimitError"),  # 429
@@ -721,7 +726,9 @@ class BedrockWire(Wire):
 
     def stop_cases(self):
         def wire(reason: str, expected: set[str], turn: Mapping[str, Any] = _TEXT) -> StopCase:
-            return StopCase(reason, frozenset(expected), {**turn, "wire_stop_reason": reason})
+            # an error stop's error_type is the wire reason (§0.2): the only place that says which
+            error_type = reason if "error" in expected else None
+            return StopCase(reason, frozenset(expected), {**turn, "wire_stop_reason": reason}, error_type=error_type)
 
         return [
             wire("end_turn", {"stop"}),

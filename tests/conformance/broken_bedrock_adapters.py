@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
+from urllib.parse import quote
 
 from loopkit.errors import ConnectionClosedError, ProviderError, ServerError
 from loopkit.eventstream import EventStreamDecoder, Message
-from loopkit.events import DoneEvent, ErrorEvent, StreamEvent
+from loopkit.events import DoneEvent, ErrorEvent, StreamEvent, TextEndEvent
 from loopkit.messages import AssistantMessage, ToolCall
-from loopkit.providers._http import HttpProvider
+from loopkit.providers._http import HttpCall, HttpProvider
 from loopkit.providers.bedrock import BedrockProvider, ConverseStreamDecoder, http_error
 
 
@@ -89,6 +91,44 @@ class _DropsCacheUsage:
         return self._bend(self.inner.close())
 
 
+class _Bent:
+    """Wraps the decoder, passing each batch of events through ``bend``."""
+
+    def __init__(self, inner: ConverseStreamDecoder, bend: Callable[[list[StreamEvent]], list[StreamEvent]]) -> None:
+        self.inner, self.bend = inner, bend
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        return self.bend(self.inner.feed(chunk))
+
+    def close(self) -> list[StreamEvent]:
+        return self.bend(self.inner.close())
+
+
+def _no_text_end(events: list[StreamEvent]) -> list[StreamEvent]:
+    """Text blocks are never ended (the contentBlockStop of a text block is dropped)."""
+    return [e for e in events if not isinstance(e, TextEndEvent)]
+
+
+def _error_stop_without_usage(events: list[StreamEvent]) -> list[StreamEvent]:
+    """An error stop (guardrail, content filter ...) loses the usage of its answer."""
+    return [replace(e, usage=None) if isinstance(e, ErrorEvent) else e for e in events]
+
+
+def _error_stop_untyped(events: list[StreamEvent]) -> list[StreamEvent]:
+    """Every error stop has the error_type ``error``: which stop reason it was is lost."""
+    return [replace(e, error_type="error") if isinstance(e, ErrorEvent) else e for e in events]
+
+
+def _bent(bend: Callable[[list[StreamEvent]], list[StreamEvent]]) -> Callable[[Any], Any]:
+    return lambda self: _Bent(BedrockProvider.stream_decoder(self), bend)
+
+
+def _model_path_keeps_slashes(self: Any, request: Any) -> HttpCall:
+    """URL-encodes the model id with ``quote``'s default, which keeps ``/`` (an ARN's path breaks)."""
+    op = "converse-stream" if self.streaming else "converse"
+    return HttpCall(method="POST", path=f"/model/{quote(request.model or self.model)}/{op}", json=self.request_body(request))
+
+
 def _error_type_verbatim(self: Any, status: int, headers: Any, body: bytes) -> ProviderError:
     """Keeps ``x-amzn-errortype`` as sent, namespace and URI included."""
     err = http_error(status, headers, body)
@@ -132,6 +172,10 @@ BUGS: dict[str, dict[str, Any]] = {
     "echoes_arguments_as_kept": {"request_body": _echoes_arguments_as_kept},
     # the answer names no model, so the decoder's (the adapter's) is kept even for a request for another
     "names_the_adapters_model": {"stream": HttpProvider.stream, "astream": HttpProvider.astream},
+    "model_path_keeps_slashes": {"build_request": _model_path_keeps_slashes},
+    "no_text_end": {"stream_decoder": _bent(_no_text_end)},
+    "error_stop_without_usage": {"stream_decoder": _bent(_error_stop_without_usage)},
+    "error_stop_untyped": {"stream_decoder": _bent(_error_stop_untyped)},
 }
 
 BEDROCK_EXPECTED: dict[str, set[str]] = {
@@ -143,6 +187,10 @@ BEDROCK_EXPECTED: dict[str, set[str]] = {
     "lowercase_message_only": {"failure.error_forms"},
     "echoes_arguments_as_kept": {"request.history.unusable_arguments"},
     "names_the_adapters_model": {"stream.model_named"},
+    "model_path_keeps_slashes": {"stream.model_named"},
+    "no_text_end": {"stream.blocks_ended"},
+    "error_stop_without_usage": {"stop.reasons"},
+    "error_stop_untyped": {"stop.reasons"},
 }
 
 CHECKED: tuple[str, ...] = (
@@ -150,7 +198,13 @@ CHECKED: tuple[str, ...] = (
     "request.history.argument_types",
     "request.history.unusable_arguments",
     "stream.text",
+    "stream.text_then_tool_call",
+    "stream.thinking",
+    "stream.blocks_ended",
     "stream.model_named",
+    "stop.reasons",
+    "kind.content_filter",
+    "kind.stop_sequence",
     "stream.async",
     "stream.usage",
     "stream.usage_cache_tokens",
