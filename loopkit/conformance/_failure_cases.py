@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import AuthenticationError, BadRequestError, PermissionDeniedError, ProviderError, ServerError
@@ -150,6 +150,7 @@ def check_truncated(ctx: Context) -> None:
     text = "This answer is cut off when the connection drops part-way through."
     ex = answer(ctx, [Turn(text=text, chunk_size=4, faults=(Truncate(after=3),))])
     expect_failure(ctx, ex, (ProviderError,), "a stream whose connection dropped part-way")
+    expect_named_provider(ctx, ex, "a stream whose connection dropped part-way")
     if any(isinstance(e, DoneEvent) for e in ex.events):
         ctx.fail("events", "no 'done' event", ex.outcome())
 
@@ -195,6 +196,7 @@ def check_ends_early(ctx: Context) -> None:
     for what, cut in (("just before its terminal event", before_terminal), ("after two events, mid-text", lambda chunks: chunks[:2])):
         ex = answer(ctx, [turn], cut=cut)
         expect_failure(ctx, ex, (ProviderError,), f"a stream that ends cleanly {what}")
+        expect_named_provider(ctx, ex, f"a stream that ends cleanly {what}")
         if any(isinstance(e, DoneEvent) for e in ex.events):
             ctx.fail(f"events of a stream that ends cleanly {what}", "no 'done' event", ex.outcome())
 
@@ -205,9 +207,19 @@ def _error_class(name: str) -> type:
     return getattr(errors, name)
 
 
-def _expect_details(ctx: Context, ex: Exchange, what: str, *, status: int | None, error_type: str, message: str) -> None:
-    """The raised error's status and error type, and the provider's message in what it says."""
+def expect_named_provider(ctx: Context, ex: Exchange, what: str) -> None:
+    """A raised ProviderError names the provider that raised it (``ProviderError.provider``)."""
+    if isinstance(ex.error, ProviderError) and not (isinstance(ex.error.provider, str) and ex.error.provider):
+        ctx.fail(f"{what}: the error's provider (which protocol raised it)", "a non-empty name", ex.error.provider)
+
+
+def _expect_details(ctx: Context, ex: Exchange, what: str, *, status: int | None, error_type: str, message: str, body: bool = True) -> None:
+    """The raised error's status, error type, provider and decoded body (``body``: the answer had a
+    JSON one), and the provider's message in what it says."""
     if isinstance(ex.error, ProviderError):
+        expect_named_provider(ctx, ex, what)
+        if body and not isinstance(ex.error.body, Mapping):
+            ctx.fail(f"{what}: the error's body (the decoded error answer)", "a JSON object", ex.error.body)
         ctx.expect(f"{what}: the error's HTTP status", ex.error.status, status)
         if (ex.error.error_type or "").lower() != error_type.lower():
             ctx.fail(f"{what}: the error's error_type (the provider's own)", error_type, ex.error.error_type)
@@ -263,7 +275,7 @@ def check_generic_stream_error(ctx: Context) -> None:
     ex = answer(ctx, [Turn(text=text, chunk_size=6), "Never reached."], cut=lambda chunks: chunks[:3] + [event])
     what = "an untyped error event after the first events"
     expect_failure(ctx, ex, (ProviderError,), what)
-    _expect_details(ctx, ex, what, status=None, error_type=code, message=message)
+    _expect_details(ctx, ex, what, status=None, error_type=code, message=message, body=False)
     if any(isinstance(e, DoneEvent) for e in ex.events):
         ctx.fail(f"{what}: events", "no 'done' event", ex.outcome())
     ctx.expect(f"{what}: requests sent (not retried)", ex.attempts, 1)

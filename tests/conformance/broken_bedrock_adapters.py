@@ -71,6 +71,31 @@ class _AllServerErrors(ConverseStreamDecoder):
             raise ServerError(err.message, error_type=err.error_type, provider="bedrock") from None
 
 
+class _ClosedWithoutProvider(ConverseStreamDecoder):
+    """Raises ConnectionClosedError without saying which provider's stream ended early."""
+
+    __slots__ = ()
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        try:
+            return super().feed(chunk)
+        except ConnectionClosedError as err:
+            raise ConnectionClosedError(err.message) from None
+
+    def close(self) -> list[StreamEvent]:
+        try:
+            return super().close()
+        except ConnectionClosedError as err:
+            raise ConnectionClosedError(err.message) from None
+
+
+def _drops_error_body(self: Any, status: int, headers: Any, body: bytes) -> ProviderError:
+    """Keeps the message of an HTTP error, not its decoded body."""
+    err = http_error(status, headers, body)
+    err.body = None
+    return err
+
+
 class _DropsCacheUsage:
     """Wraps the decoder: usage keeps input and output only (the cache counts never read)."""
 
@@ -176,6 +201,8 @@ BUGS: dict[str, dict[str, Any]] = {
     "no_text_end": {"stream_decoder": _bent(_no_text_end)},
     "error_stop_without_usage": {"stream_decoder": _bent(_error_stop_without_usage)},
     "error_stop_untyped": {"stream_decoder": _bent(_error_stop_untyped)},
+    "closed_without_provider": {"stream_decoder": _decoder_hook(_ClosedWithoutProvider)},
+    "drops_error_body": {"map_error": _drops_error_body},
 }
 
 BEDROCK_EXPECTED: dict[str, set[str]] = {
@@ -191,6 +218,8 @@ BEDROCK_EXPECTED: dict[str, set[str]] = {
     "no_text_end": {"stream.blocks_ended"},
     "error_stop_without_usage": {"stop.reasons"},
     "error_stop_untyped": {"stop.reasons"},
+    "closed_without_provider": {"failure.ends_early"},
+    "drops_error_body": {"failure.error_forms"},
 }
 
 CHECKED: tuple[str, ...] = (
