@@ -193,7 +193,11 @@ def check_ends_early(ctx: Context) -> None:
                 return chunks[:i]
         raise AssertionError(f"the {ctx.wire.name} simulator sent no terminal event")  # the suite's own setup
 
-    for what, cut in (("just before its terminal event", before_terminal), ("after two events, mid-text", lambda chunks: chunks[:2])):
+    def mid_event(chunks: list[bytes]) -> list[bytes]:
+        return chunks[:2] + [chunks[2][: len(chunks[2]) // 2]]
+
+    cuts = (("just before its terminal event", before_terminal), ("after two events, mid-text", lambda chunks: chunks[:2]), ("half-way through its third event", mid_event))
+    for what, cut in cuts:
         ex = answer(ctx, [turn], cut=cut)
         expect_failure(ctx, ex, (ProviderError,), f"a stream that ends cleanly {what}")
         expect_named_provider(ctx, ex, f"a stream that ends cleanly {what}")

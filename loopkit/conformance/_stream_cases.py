@@ -251,3 +251,21 @@ def check_blocks_ended(ctx: Context) -> None:
         elif e.type in ("text_end", "thinking_end", "toolcall_end"):
             ends.setdefault(e.content_index, []).append(e.type.removesuffix("_end"))
     ctx.expect("the end events of each started block (content_index: kinds)", ends, {i: [kind] for i, kind in starts.items()})
+
+
+def check_ends_at_terminal(ctx: Context) -> None:
+    """What follows the terminal event (Bedrock's metadata) may be missing: the answer is complete."""
+    a, _ = call_ids(ctx.wire)
+    turn = Turn(text="Let me check.", tool_calls=(call("get_weather", {"city": "Paris"}, id=a),))
+
+    def through_terminal(chunks: list[bytes]) -> list[bytes]:
+        for i, chunk in enumerate(chunks):
+            if ctx.wire.is_terminal(chunk):
+                return chunks[: i + 1]
+        raise AssertionError(f"the {ctx.wire.name} simulator sent no terminal event")  # the suite's own setup
+
+    m = finished(ctx, answer(ctx, [turn], cut=through_terminal), "a stream that ends with its terminal event")
+    if m is None:
+        return
+    ctx.expect("content blocks", kinds(m), ["text", "toolCall"])
+    ctx.expect("stop_reason", m.stop_reason, "toolUse")

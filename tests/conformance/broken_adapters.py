@@ -386,7 +386,7 @@ def broken(bug: str, protocol: str) -> Callable[..., Any]:
 
 
 ALL = ("openai_chat", "openai_responses", "anthropic", "gemini", "bedrock")
-TEXT_THEN_CALL = {"stream.text_then_tool_call", "stream.unicode", "stream.utf8_split"}  # every case with text before a call
+TEXT_THEN_CALL = {"stream.text_then_tool_call", "stream.unicode", "stream.utf8_split", "stream.ends_at_terminal"}  # every case with text before a call
 
 # (bug, protocol) -> the case ids that must fail, and only those. A bug is planted only where the
 # protocol can express it: OpenAI has no error flag to lose; Gemini never carries broken JSON.

@@ -89,6 +89,17 @@ class _ClosedWithoutProvider(ConverseStreamDecoder):
             raise ConnectionClosedError(err.message) from None
 
 
+class _NeedsMetadata(ConverseStreamDecoder):
+    """Takes the metadata event for the end of the answer: a body that ends after messageStop is cut short."""
+
+    __slots__ = ()
+
+    def close(self) -> list[StreamEvent]:
+        if not self._done and self._usage is None:
+            raise ConnectionClosedError("Bedrock stream ended before its metadata", provider="bedrock")
+        return super().close()
+
+
 def _drops_error_body(self: Any, status: int, headers: Any, body: bytes) -> ProviderError:
     """Keeps the message of an HTTP error, not its decoded body."""
     err = http_error(status, headers, body)
@@ -203,6 +214,7 @@ BUGS: dict[str, dict[str, Any]] = {
     "error_stop_untyped": {"stream_decoder": _bent(_error_stop_untyped)},
     "closed_without_provider": {"stream_decoder": _decoder_hook(_ClosedWithoutProvider)},
     "drops_error_body": {"map_error": _drops_error_body},
+    "needs_metadata": {"stream_decoder": _decoder_hook(_NeedsMetadata)},
 }
 
 BEDROCK_EXPECTED: dict[str, set[str]] = {
@@ -220,6 +232,7 @@ BEDROCK_EXPECTED: dict[str, set[str]] = {
     "error_stop_untyped": {"stop.reasons"},
     "closed_without_provider": {"failure.ends_early"},
     "drops_error_body": {"failure.error_forms"},
+    "needs_metadata": {"stream.ends_at_terminal"},
 }
 
 CHECKED: tuple[str, ...] = (
@@ -230,6 +243,7 @@ CHECKED: tuple[str, ...] = (
     "stream.text_then_tool_call",
     "stream.thinking",
     "stream.blocks_ended",
+    "stream.ends_at_terminal",
     "stream.model_named",
     "stop.reasons",
     "kind.content_filter",

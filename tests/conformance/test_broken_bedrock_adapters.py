@@ -17,6 +17,7 @@ NEW_CASES = {
     "failure.stream_exceptions",
     "failure.stream_error_event",
     "stream.blocks_ended",
+    "stream.ends_at_terminal",
 }
 
 
