@@ -269,3 +269,22 @@ def check_ends_at_terminal(ctx: Context) -> None:
         return
     ctx.expect("content blocks", kinds(m), ["text", "toolCall"])
     ctx.expect("stop_reason", m.stop_reason, "toolUse")
+
+
+def check_server_tool_blocks(ctx: Context) -> None:
+    """A tool the server ran itself (its call and result blocks) is not a call for the loop to run."""
+    a, _ = call_ids(ctx.wire)
+    turn = Turn(text="Let me check.", tool_calls=(call("get_weather", {"city": "Paris"}, id=a),))
+
+    def with_server_tool(chunks: list[bytes]) -> list[bytes]:
+        for i, chunk in enumerate(chunks):
+            if ctx.wire.is_terminal(chunk):
+                return chunks[:i] + ctx.wire.server_tool_events(2) + chunks[i:]  # blocks 0 and 1: the text and the call
+        raise AssertionError(f"the {ctx.wire.name} simulator sent no terminal event")  # the suite's own setup
+
+    m = finished(ctx, answer(ctx, [turn], cut=with_server_tool), "an answer with a server-side tool")
+    if m is None:
+        return
+    ctx.expect("content blocks (the server's tool dropped)", kinds(m), ["text", "toolCall"])
+    ctx.expect("tool calls (id, name, arguments)", [(c.id, c.name, c.arguments) for c in only_calls(m)], [(a, "get_weather", {"city": "Paris"})])
+    ctx.expect("stop_reason", m.stop_reason, "toolUse")

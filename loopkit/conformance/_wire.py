@@ -136,6 +136,11 @@ class Wire:
         """One wire event carrying an untyped stream error (None: the protocol has no such event)."""
         return None
 
+    def server_tool_events(self, first_index: int) -> list[bytes]:
+        """Wire events of a tool the server runs itself (its call and its result), as blocks from
+        ``first_index`` on; empty when the protocol's stream has no such blocks."""
+        return []
+
     def is_terminal(self, event: bytes) -> bool:
         """Whether one wire event is the protocol's terminal event."""
         return self.terminal_event in event
@@ -647,6 +652,21 @@ class BedrockWire(Wire):
                 "NotFoundError", "ResourceNotFoundException", f"Model {quoted} was not found.",
             ),
         ]  # fmt: skip
+
+    def server_tool_events(self, first_index):
+        # a server-side tool: toolUse start with type server_tool_use, then a toolResult block (§5.8 #7)
+        from loopkit.simulators import _eventstream
+
+        use, result = first_index, first_index + 1
+        payloads = [
+            ("contentBlockStart", {"contentBlockIndex": use, "start": {"toolUse": {"toolUseId": "srvtoolu_cnf01", "name": "web_search", "type": "server_tool_use"}}}),
+            ("contentBlockDelta", {"contentBlockIndex": use, "delta": {"toolUse": {"input": '{"query": "weather Paris"}'}}}),
+            ("contentBlockStop", {"contentBlockIndex": use}),
+            ("contentBlockStart", {"contentBlockIndex": result, "start": {"toolResult": {"toolUseId": "srvtoolu_cnf01", "type": "web_search_result", "status": "success"}}}),
+            ("contentBlockDelta", {"contentBlockIndex": result, "delta": {"toolResult": [{"text": "Paris: 18 C, clear"}]}}),
+            ("contentBlockStop", {"contentBlockIndex": result}),
+        ]  # fmt: skip
+        return [_eventstream.event(name, _eventstream.json_bytes(payload)) for name, payload in payloads]
 
     def generic_error_event(self, code, message):
         # an event-stream message of type error: :error-code and :error-message headers, no payload (§5.6)

@@ -46,6 +46,13 @@ def _skips_error_messages(frame: Message) -> Message | None:
     return None if frame.message_type == "error" else frame
 
 
+def _server_tool_as_call(frame: Message) -> Message | None:
+    """Reads every toolUse start as a call for the client, the server's own tools included."""
+    if frame.event_type == "contentBlockStart" and b'"server_tool_use"' in frame.payload:
+        return Message(frame.headers, frame.payload.replace(b',"type":"server_tool_use"', b""))
+    return frame
+
+
 def _frames_bug(bend: Callable[[Message], Message | None]) -> type:
     class Decoder(ConverseStreamDecoder):
         __slots__ = ()
@@ -215,6 +222,7 @@ BUGS: dict[str, dict[str, Any]] = {
     "closed_without_provider": {"stream_decoder": _decoder_hook(_ClosedWithoutProvider)},
     "drops_error_body": {"map_error": _drops_error_body},
     "needs_metadata": {"stream_decoder": _decoder_hook(_NeedsMetadata)},
+    "server_tool_as_call": {"stream_decoder": _decoder_hook(_frames_bug(_server_tool_as_call))},
 }
 
 BEDROCK_EXPECTED: dict[str, set[str]] = {
@@ -233,6 +241,7 @@ BEDROCK_EXPECTED: dict[str, set[str]] = {
     "closed_without_provider": {"failure.ends_early"},
     "drops_error_body": {"failure.error_forms"},
     "needs_metadata": {"stream.ends_at_terminal"},
+    "server_tool_as_call": {"stream.server_tool_blocks"},
 }
 
 CHECKED: tuple[str, ...] = (
@@ -244,6 +253,7 @@ CHECKED: tuple[str, ...] = (
     "stream.thinking",
     "stream.blocks_ended",
     "stream.ends_at_terminal",
+    "stream.server_tool_blocks",
     "stream.model_named",
     "stop.reasons",
     "kind.content_filter",

@@ -18,6 +18,7 @@ NEW_CASES = {
     "failure.stream_error_event",
     "stream.blocks_ended",
     "stream.ends_at_terminal",
+    "stream.server_tool_blocks",
 }
 
 

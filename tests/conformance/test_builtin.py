@@ -28,9 +28,9 @@ NOT_APPLICABLE: dict[str, set[str]] = {
     },
     "bedrock": {"request.parallel.disabled", "request.parallel.default", "request.parallel.with_none", "failure.http_529", "kind.refusal", "kind.pause_turn", "kind.usage_split"},
 }
-# what only Bedrock's wire says: typed in-stream exceptions, an untyped error event, other HTTP error forms
+# what only Bedrock's wire says: typed in-stream exceptions, an untyped error event, other HTTP error forms, server-side tool blocks
 for _protocol in ("openai_chat", "openai_responses", "anthropic", "gemini"):
-    NOT_APPLICABLE[_protocol] |= {"failure.error_forms", "failure.stream_exceptions", "failure.stream_error_event"}
+    NOT_APPLICABLE[_protocol] |= {"failure.error_forms", "failure.stream_exceptions", "failure.stream_error_event", "stream.server_tool_blocks"}
 
 
 @pytest.mark.parametrize("protocol", list(NOT_APPLICABLE))
