@@ -43,6 +43,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="serve the simulators on 127.0.0.1 even when the factory takes transport=",
     )
+    group.addoption(
+        "--loopkit-no-stream",
+        action="store_const",
+        const=False,
+        default=None,
+        dest="loopkit_stream",
+        help="build the built-in adapter to ask for non-streamed answers (single JSON bodies)",
+    )
 
 
 def _suite(config: pytest.Config) -> Any:
@@ -57,6 +65,7 @@ def _suite(config: pytest.Config) -> Any:
             config.getoption("loopkit_adapter"),
             config.getoption("loopkit_protocol"),
             served=config.getoption("loopkit_served"),
+            stream=config.getoption("loopkit_stream"),
         )
         config.stash[_SUITE] = suite
     return suite

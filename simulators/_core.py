@@ -4,6 +4,8 @@ A protocol module subclasses :class:`Simulator` and writes its wire format only:
 request validation, the error body, a non-streaming body, and the stream as a list of complete wire
 events. This module consumes the script, logs every request, applies faults (HTTP status, an
 in-stream error after N events, a truncated stream, delays) and reports overruns and unused turns.
+A non-streamed answer (a JSON body) has no events: :class:`~loopkit.script.Truncate` drops its
+connection half-way through the body, and :class:`~loopkit.script.MidStreamError` does not apply.
 
 Only ``loopkit.script``, ``loopkit.messages`` and ``loopkit.errors`` are imported: the encoders are
 written independently of ``loopkit.providers`` so a misreading cannot hide on both sides of a test.
@@ -212,6 +214,10 @@ class Simulator:
             return resp
         if not self.wants_stream(request, route):
             resp = self.render_body(request, route, turn)
+            cut = turn.fault(Truncate)
+            if cut is not None:  # a JSON body has no events to count: the connection drops half-way
+                body = resp.body
+                resp.chunks, resp.truncated = [body[: max(1, len(body) // 2)]], True
             _apply_delays(resp, turn)
             return resp
         headers, events = self.render_stream(request, route, turn)

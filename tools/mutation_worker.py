@@ -37,26 +37,8 @@ from mutmut.state import state
 from mutmut.utils.format_utils import mangled_name_from_mutant_name
 
 from loopkit.conformance import CASES, Suite
-from loopkit.providers import adapter_class
 
 PASSING = ("pass", "not-applicable")
-
-
-def factory(protocol: str, streaming: bool) -> Any:
-    cls = adapter_class(protocol)
-
-    def build(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
-        kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "stream": streaming}
-        if transport is not None:
-            kwargs["transport"] = transport
-        if base_url is not None:
-            kwargs["base_url"] = base_url
-        if retry is not None:
-            kwargs["retry"] = retry
-        return cls(**kwargs)
-
-    build.__qualname__ = f"{protocol}({'stream' if streaming else 'no stream'})"
-    return build
 
 
 def outcome(suite: Suite, case: Any) -> str:
@@ -68,7 +50,7 @@ def outcome(suite: Suite, case: Any) -> str:
 
 def main() -> int:
     job = json.loads(sys.stdin.read())
-    targets = [(f"{p}/{mode}", Suite(factory(p, mode == "stream"), p)) for p in job["protocols"] for mode in job["modes"]]
+    targets = [(f"{p}/{mode}", Suite(p, stream=mode == "stream")) for p in job["protocols"] for mode in job["modes"]]
     runs = [(name, suite, case) for name, suite in targets for case in CASES]
 
     # 1. clean run, recording the mutated functions each case reaches

@@ -43,6 +43,11 @@ class Context:
         self.mismatches: list[Mismatch] = []
         self.notes: list[str] = []
 
+    @property
+    def streamed(self) -> bool:
+        """Whether the adapter asks for streamed answers (read from the requests it sends)."""
+        return self.harness.streams()
+
     def expect(self, what: str, actual: Any, expected: Any) -> bool:
         """Record a mismatch unless ``actual`` equals ``expected`` (booleans are not numbers)."""
         if same(actual, expected):
@@ -88,6 +93,9 @@ def same(a: Any, b: Any) -> bool:
 
 Applicability = Callable[[Wire, Any], "str | None"]
 
+NON_STREAMED = "the adapter asked for a non-streamed answer"
+"""The start of the reason a streamed-only case gives for an adapter that asks for JSON bodies."""
+
 
 @dataclass(slots=True, frozen=True)
 class Case:
@@ -99,6 +107,9 @@ class Case:
         spec: where it comes from (``docs/wire.md §3.2``, ``docs/loop-contract.md §7.1``).
         check: runs the case in a :class:`Context`, recording mismatches.
         applies: returns why the case does not apply to a protocol/provider, or None when it does.
+        streamed_only: the behaviour exists only in a streamed answer (an error event mid-stream,
+            an abort between events): the case is not applicable to an adapter whose requests
+            ask for a non-streamed answer (:data:`NON_STREAMED`).
     """
 
     id: str
@@ -106,6 +117,7 @@ class Case:
     spec: str
     check: Callable[[Context], None]
     applies: Applicability | None = None
+    streamed_only: bool = False
 
     def not_applicable(self, wire: Wire, provider: Any) -> str | None:
         return None if self.applies is None else self.applies(wire, provider)

@@ -24,14 +24,15 @@ SIM_MODEL = "sim-model"
 SIM_KEY = "sim-key"
 
 
-def builtin_factory(protocol: str) -> ProviderFactory:
-    """A factory for loopkit's own adapter of ``protocol`` (see :data:`loopkit.providers.ADAPTERS`)."""
+def builtin_factory(protocol: str, *, stream: bool = True) -> ProviderFactory:
+    """A factory for loopkit's own adapter of ``protocol`` (see :data:`loopkit.providers.ADAPTERS`),
+    asking for streamed answers, or for single JSON bodies with ``stream=False``."""
     from ..providers import adapter_class
 
     cls = adapter_class(protocol)
 
     def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Provider:
-        kwargs: dict[str, Any] = {"model": SIM_MODEL, "api_key": SIM_KEY}
+        kwargs: dict[str, Any] = {"model": SIM_MODEL, "api_key": SIM_KEY, "stream": stream}
         if transport is not None:
             kwargs["transport"] = transport
         if base_url is not None:
@@ -40,19 +41,29 @@ def builtin_factory(protocol: str) -> ProviderFactory:
             kwargs["retry"] = retry
         return cls(**kwargs)
 
-    factory.__name__ = f"{protocol}_factory"
+    factory.__name__ = f"{protocol}_factory" if stream else f"{protocol}_nonstreaming_factory"
     factory.__qualname__ = factory.__name__
     return factory
 
 
-def resolve_factory(target: str | ProviderFactory) -> ProviderFactory:
-    """``"module:attr"`` (attr a factory callable), a built-in protocol name, or a callable."""
-    if callable(target):
-        return target
+def resolve_factory(target: str | ProviderFactory, *, stream: bool | None = None) -> ProviderFactory:
+    """``"module:attr"`` (attr a factory callable), a built-in protocol name, or a callable.
+
+    ``stream`` (True or False) builds a built-in adapter that asks for streamed answers or for
+    single JSON bodies; for any other target it is a :class:`UsageError`, since a factory decides
+    itself how its adapter asks (the suite reads it from the requests the adapter sends)."""
     from ..providers import ADAPTERS
 
+    if stream is not None and not (isinstance(target, str) and target in ADAPTERS):
+        name = target if isinstance(target, str) else getattr(target, "__qualname__", repr(target))
+        raise UsageError(
+            f"conformance: stream={stream} (--no-stream) chooses how a built-in adapter ({', '.join(ADAPTERS)}) asks for answers; "
+            f"the factory {name} decides that itself (build its provider with streaming off instead)"
+        )
+    if callable(target):
+        return target
     if target in ADAPTERS:
-        return builtin_factory(target)
+        return builtin_factory(target, stream=True if stream is None else stream)
     if ":" not in target:
         raise UsageError(
             f"conformance: unknown adapter {target!r}{did_you_mean(target, ADAPTERS)}; a target is a built-in adapter ({', '.join(ADAPTERS)}) or 'module:factory'"

@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..errors import AuthenticationError, BadRequestError, PermissionDeniedError, ProviderError, ServerError
+from ..errors import AuthenticationError, BadRequestError, PermissionDeniedError, ProviderError, ServerError, WireError
 from ..events import DoneEvent, ErrorEvent, TextDeltaEvent
 from ..provider import AbortSignal, ModelRequest
 from ..script import Delay, HttpFault, MidStreamError, Truncate, Turn, call
 from ._case import Context
 from ._fixtures import answer, call_ids, finished, request
-from ._harness import MAX_RETRIES, Exchange, qualified
+from ._harness import MAX_RETRIES, Cut, Exchange, qualified
 from ._wire import Wire
 
 
@@ -148,11 +148,31 @@ def check_mid_stream(ctx: Context) -> None:
 
 def check_truncated(ctx: Context) -> None:
     text = "This answer is cut off when the connection drops part-way through."
+    if not ctx.streamed:
+        check_truncated_body(ctx, text)
+        return
     ex = answer(ctx, [Turn(text=text, chunk_size=4, faults=(Truncate(after=3),))])
     expect_failure(ctx, ex, (ProviderError,), "a stream whose connection dropped part-way")
     expect_named_provider(ctx, ex, "a stream whose connection dropped part-way")
     if any(isinstance(e, DoneEvent) for e in ex.events):
         ctx.fail("events", "no 'done' event", ex.outcome())
+
+
+def check_truncated_body(ctx: Context, text: str) -> None:
+    """A non-streamed answer whose connection drops half-way through its JSON body: nothing has
+    reached the caller yet, so the adapter may fail the call or retry it, but never return a
+    message read from the part of the body that arrived."""
+    recovered = "Recovered after the dropped connection."
+    ex = answer(ctx, [Turn(text=text, faults=(Truncate(),)), recovered])
+    if ex.attempts > 1:
+        m = finished(ctx, ex, "a retry after a JSON body whose connection dropped part-way")
+        if m is not None:
+            ctx.expect("text after the retry (the answer of the second request)", m.text, recovered)
+        ctx.expect("requests sent (the dropped body, then one retry)", ex.attempts, 2)
+        return
+    expect_failure(ctx, ex, (ProviderError,), "a JSON body whose connection dropped part-way")
+    if any(isinstance(e, DoneEvent) for e in ex.events):
+        ctx.fail("events of a JSON body whose connection dropped part-way", "no 'done' event", ex.outcome())
 
 
 def check_slow(ctx: Context) -> None:
@@ -192,6 +212,10 @@ def check_ends_early(ctx: Context) -> None:
             if ctx.wire.is_terminal(chunk):
                 return chunks[:i]
         raise AssertionError(f"the {ctx.wire.name} simulator sent no terminal event")  # the suite's own setup
+
+    if not ctx.streamed:
+        check_body_ends_early(ctx, turn)
+        return
 
     def mid_event(chunks: list[bytes]) -> list[bytes]:
         return chunks[:2] + [chunks[2][: len(chunks[2]) // 2]]
@@ -283,3 +307,18 @@ def check_generic_stream_error(ctx: Context) -> None:
     if any(isinstance(e, DoneEvent) for e in ex.events):
         ctx.fail(f"{what}: events", "no 'done' event", ex.outcome())
     ctx.expect(f"{what}: requests sent (not retried)", ex.attempts, 1)
+
+
+def check_body_ends_early(ctx: Context, turn: Turn) -> None:
+    """A non-streamed answer whose JSON body ends cleanly before it is whole is not an answer:
+    the adapter raises (a ProviderError, or loopkit's WireError for a body that is not JSON)."""
+
+    def body_cut(keep: Callable[[bytes], bytes]) -> Cut:
+        return lambda chunks: [keep(b"".join(chunks))]
+
+    cuts = (("half-way through", body_cut(lambda body: body[: len(body) // 2])), ("one byte short (no closing brace)", body_cut(lambda body: body.rstrip()[:-1])))
+    for what, cut in cuts:
+        ex = answer(ctx, [turn], cut=cut)
+        expect_failure(ctx, ex, (ProviderError, WireError), f"a JSON body that ends cleanly {what}")
+        if any(isinstance(e, DoneEvent) for e in ex.events):
+            ctx.fail(f"events of a JSON body that ends cleanly {what}", "no 'done' event", ex.outcome())

@@ -3,15 +3,14 @@
 The simulator is in process (an httpx transport) when the factory takes ``transport=``, else served
 on 127.0.0.1. Retry waits go through a recorded :class:`~loopkit.retry.RetryPolicy` when the factory
 takes ``retry=``; attempts are always read from the simulator's request log. Responses can be
-rewritten (a wire stop reason the Script cannot say) and re-chunked (every few bytes, so chunk
-boundaries fall inside UTF-8 sequences).
+cut short cleanly and re-chunked (every few bytes, so chunk boundaries fall inside UTF-8
+sequences). Each exchange records whether the adapter's request asked for a streamed answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sys
 import threading
 import time
@@ -22,7 +21,7 @@ from typing import Any
 from ..accumulate import accumulate
 from ..errors import LoopkitError, ProviderError
 from ..events import DoneEvent, ErrorEvent, StartEvent, StreamEvent
-from ..messages import AssistantMessage
+from ..messages import AssistantMessage, UserMessage
 from ..provider import ModelRequest
 from ..retry import RetryPolicy
 from ..script import Script, ScriptedCall, Turn, call
@@ -31,7 +30,6 @@ from ._factory import FactoryShape, ProviderFactory, factory_shape
 MAX_RETRIES = 2
 BASE_DELAY = 0.25
 
-Rewrite = Callable[[str | None, Any], Any]
 Cut = Callable[[list[bytes]], list[bytes]]
 
 
@@ -62,6 +60,9 @@ class Exchange:
         contract: why the events do not form a valid stream, when they do not.
         bodies: the JSON body of every request the simulator received, in order.
         waits: retry waits the provider asked for (None: the factory takes no ``retry=``).
+        streamed: whether the first request asked for a streamed answer, as the simulator read
+            it (the ``stream`` flag, Gemini's ``streamGenerateContent``, Bedrock's
+            ``converse-stream``); None when no request reached a route.
     """
 
     events: list[StreamEvent] = field(default_factory=list)
@@ -70,6 +71,7 @@ class Exchange:
     contract: str | None = None
     bodies: list[Any] = field(default_factory=list)
     waits: list[float] | None = None
+    streamed: bool | None = None
 
     @property
     def attempts(self) -> int:
@@ -153,10 +155,25 @@ class Harness:
         self.shape: FactoryShape = factory_shape(factory)
         self.served = served or not self.shape.transport
         self.provider_attrs: dict[str, Any] = {}
+        self._streams: bool | None = None
 
     @property
     def records_waits(self) -> bool:
         return self.shape.retry
+
+    def streams(self) -> bool:
+        """Whether the adapter asks for streamed answers: read once from the request it actually
+        sends for a plain text answer (not from anything the adapter declares). True when that
+        request never reached the simulator (the cases then report the adapter's failure)."""
+        if self._streams is None:
+            ex = self.run(ModelRequest(messages=[UserMessage(content="Say hello.")]), ["Hello."])
+            self._streams = ex.streamed is not False
+        return self._streams
+
+    @property
+    def known_streams(self) -> bool | None:
+        """:meth:`streams` if it was read already, else None (reading it costs an exchange)."""
+        return self._streams
 
     def probe(self) -> Any:
         """A provider built once without a simulator behind it, to read class-level attributes."""
@@ -181,7 +198,6 @@ class Harness:
         turns: list[Turn | str | Mapping[str, Any]],
         *,
         sim_options: Mapping[str, Any] | None = None,
-        rewrite: Rewrite | None = None,
         rechunk: int | None = None,
         cut: Cut | None = None,
         on_event: Callable[[StreamEvent, ModelRequest], None] | None = None,
@@ -192,7 +208,6 @@ class Harness:
             turns,
             lambda done: request if not done else None,
             sim_options=sim_options,
-            rewrite=rewrite,
             rechunk=rechunk,
             cut=cut,
             on_event=on_event,
@@ -205,7 +220,6 @@ class Harness:
         next_request: Callable[[list[Exchange]], ModelRequest | None],
         *,
         sim_options: Mapping[str, Any] | None = None,
-        rewrite: Rewrite | None = None,
         rechunk: int | None = None,
         cut: Cut | None = None,
         on_event: Callable[[StreamEvent, ModelRequest], None] | None = None,
@@ -215,14 +229,15 @@ class Harness:
 
         ``next_request(exchanges so far)`` gives the next request, or None to stop. Each exchange's
         ``bodies`` are the requests its call sent (retries included). ``cut(chunks)`` gives the
-        wire events (one per chunk) a streamed answer keeps; the body then ends cleanly there.
+        chunks an answer keeps (a streamed answer: one wire event per chunk; a non-streamed one:
+        its JSON body as one chunk); the body then ends cleanly there.
         """
         import loopkit.simulators as simulators
 
         script = Script([turn_from(t) for t in turns], name="conformance")
         sim = simulators.create(self.protocol, script, **dict(sim_options or {}))
-        if rewrite is not None or rechunk is not None or cut is not None:
-            _wrap_handle(sim, rewrite, rechunk, cut)
+        if rechunk is not None or cut is not None:
+            _wrap_handle(sim, rechunk, cut)
         recorder = RetryRecorder()
         exchanges: list[Exchange] = []
 
@@ -231,7 +246,9 @@ class Harness:
                 seen, waited = len(sim.requests), len(recorder.waits)
                 ex = Exchange()
                 self._drive(provider, request, ex, on_event, use_async)
-                ex.bodies = [r.json for r in sim.requests[seen:]]
+                sent = sim.requests[seen:]
+                ex.bodies = [r.json for r in sent]
+                ex.streamed = _asked_to_stream(sim, sent[0]) if sent else None
                 ex.waits = recorder.waits[waited:] if self.records_waits else None
                 exchanges.append(ex)
 
@@ -282,6 +299,12 @@ class Harness:
                 ex.message = accumulate(ex.events)
             except LoopkitError as exc:
                 ex.contract = str(exc)
+
+
+def _asked_to_stream(sim: Any, request: Any) -> bool | None:
+    """Whether ``request`` asks ``sim`` for a streamed answer (None: no route serves it)."""
+    route = sim.route(request)
+    return None if route is None else bool(sim.wants_stream(request, route))
 
 
 def _contract_problem(events: list[StreamEvent], error: BaseException | None) -> str | None:
@@ -361,16 +384,14 @@ def _close(provider: Any) -> None:
         close()
 
 
-def _wrap_handle(sim: Any, rewrite: Rewrite | None, rechunk: int | None, cut: Cut | None = None) -> None:
-    """Post-process every response the simulator gives: rewrite SSE JSON payloads, end a stream
-    early (cleanly: the connection is not dropped), re-chunk bytes."""
+def _wrap_handle(sim: Any, rechunk: int | None, cut: Cut | None = None) -> None:
+    """Post-process every response the simulator gives: end a stream or a body early (cleanly:
+    the connection is not dropped), re-chunk bytes."""
     handle = sim.handle
 
     def wrapped(request: Any) -> Any:
         resp = handle(request)
-        if rewrite is not None and resp.status < 400:
-            resp.chunks = [rewrite_sse(chunk, rewrite) for chunk in resp.chunks]
-        if cut is not None and resp.status < 400 and resp.streaming:
+        if cut is not None and resp.status < 400:
             resp.chunks = cut(list(resp.chunks))
             resp.delays = {i: d for i, d in resp.delays.items() if i < len(resp.chunks)}
         if rechunk is not None and resp.chunks:
@@ -380,25 +401,6 @@ def _wrap_handle(sim: Any, rewrite: Rewrite | None, rechunk: int | None, cut: Cu
         return resp
 
     sim.handle = wrapped
-
-
-def rewrite_sse(chunk: bytes, rewrite: Rewrite) -> bytes:
-    """Apply ``rewrite(event_name, data)`` to the JSON ``data:`` payload of one SSE event."""
-    text = chunk.decode("utf-8")
-    newline = "\r\n" if "\r\n" in text else "\n"
-    lines = text.split(newline)
-    event = None
-    for i, line in enumerate(lines):
-        if line.startswith("event:"):
-            event = line[6:].strip()
-        elif line.startswith("data:"):
-            payload = line[5:].strip()
-            try:
-                data = json.loads(payload)
-            except ValueError:
-                continue
-            lines[i] = "data: " + json.dumps(rewrite(event, data), ensure_ascii=False, separators=(",", ":"))
-    return newline.join(lines).encode("utf-8")
 
 
 def is_provider_failure(ex: Exchange) -> bool:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import UsageError
-from ._case import Case, CaseResult, Context
+from ._case import NON_STREAMED, Case, CaseResult, Context
 from ._cases import CASES
 from ._factory import ProviderFactory, did_you_mean, resolve_factory
 from ._harness import Harness
@@ -23,11 +23,14 @@ class SuiteReport:
         target: what was tested (a factory name).
         protocol: the wire protocol.
         results: one per case, in case order.
+        streamed: whether the adapter asked for streamed answers (read from its requests; None
+            when no case needed to know).
     """
 
     target: str
     protocol: str
     results: list[CaseResult] = field(default_factory=list)
+    streamed: bool | None = None
 
     def counts(self) -> dict[str, int]:
         out = {"pass": 0, "fail": 0, "not-applicable": 0, "error": 0}
@@ -45,7 +48,13 @@ class SuiteReport:
         return [r.case_id for r in self.results if r.status in ("fail", "error")]
 
     def to_json(self) -> dict[str, Any]:
-        return {"target": self.target, "protocol": self.protocol, "counts": self.counts(), "results": [r.to_json() for r in self.results]}
+        return {
+            "target": self.target,
+            "protocol": self.protocol,
+            "streamed": self.streamed,
+            "counts": self.counts(),
+            "results": [r.to_json() for r in self.results],
+        }
 
 
 class Suite:
@@ -57,9 +66,21 @@ class Suite:
             built-in adapter name).
         served: run simulators on 127.0.0.1 even when the factory takes ``transport=``.
         cases: the cases to run (default: all).
+        stream: for a built-in adapter name only: False builds it to ask for non-streamed answers
+            (single JSON bodies), True (the default) for streamed ones. A factory decides that
+            itself; either way the suite reads it from the requests the adapter sends, and the
+            cases that only a stream can show are not applicable to a non-streamed adapter.
     """
 
-    def __init__(self, target: str | ProviderFactory, protocol: str | None = None, *, served: bool = False, cases: Iterable[Case] = CASES) -> None:
+    def __init__(
+        self,
+        target: str | ProviderFactory,
+        protocol: str | None = None,
+        *,
+        served: bool = False,
+        cases: Iterable[Case] = CASES,
+        stream: bool | None = None,
+    ) -> None:
         if protocol is None:
             if isinstance(target, str) and target in WIRES:
                 protocol = target
@@ -72,7 +93,7 @@ class Suite:
         self.target = target if isinstance(target, str) else getattr(target, "__qualname__", repr(target))
         self.protocol = protocol
         self.wire = WIRES[protocol]
-        self.harness = Harness(resolve_factory(target), protocol, served=served)
+        self.harness = Harness(resolve_factory(target, stream=stream), protocol, served=served)
         self.cases = tuple(cases)
         self._probe: Any = None
         self._shape: str | None = None
@@ -117,6 +138,8 @@ class Suite:
             return CaseResult(status="error", reason=problem, **base)
         try:
             reason = case.not_applicable(self.wire, self.provider())
+            if reason is None and case.streamed_only and not self.harness.streams():
+                reason = f"{NON_STREAMED} (its request {self.wire.streaming_switch}), so there is no stream for this case to act on"
             if reason is not None:
                 return CaseResult(status="not-applicable", reason=reason, **base)
             ctx = Context(self.harness, self.wire)
@@ -135,7 +158,8 @@ class Suite:
     def run(self) -> SuiteReport:
         """Every case; raises :class:`UsageError` first when the provider has the wrong shape."""
         self.check_shape()
-        return SuiteReport(target=self.target, protocol=self.protocol, results=list(self))
+        results = list(self)
+        return SuiteReport(target=self.target, protocol=self.protocol, results=results, streamed=self.harness.known_streams)
 
 
 def provider_shape_problem(provider: Any) -> str | None:
@@ -168,6 +192,6 @@ def select_cases(patterns: Iterable[str], cases: Iterable[Case] = CASES) -> tupl
     return tuple(c for c in cases if c in chosen)
 
 
-def run_suite(target: str | ProviderFactory, protocol: str | None = None, *, served: bool = False) -> SuiteReport:
+def run_suite(target: str | ProviderFactory, protocol: str | None = None, *, served: bool = False, stream: bool | None = None) -> SuiteReport:
     """Run every case against ``target`` speaking ``protocol``; see :class:`Suite`."""
-    return Suite(target, protocol, served=served).run()
+    return Suite(target, protocol, served=served, stream=stream).run()

@@ -10,8 +10,8 @@ wire stop reasons the protocol has and what they mean.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<absent>"})()
@@ -54,11 +54,13 @@ class SentResult:
 class StopCase:
     """One wire stop reason: how to make the simulator send it, and what it must become.
 
+    The simulator writes the reason itself (``Turn.wire_stop_reason`` for the values no Turn kind
+    names), so the streamed and the non-streamed answer both carry it.
+
     Args:
         wire: the reason as the protocol spells it.
         expected: the loopkit stop reasons it may map to (``error`` also accepts a raised error).
         turn: Turn fields for the scripted answer.
-        rewrite: a function applied to each decoded stream payload (``(event, data) -> data``).
         sim_options: options for the simulator.
         error_type: the ``error_type`` an ``error`` stop must carry (None: the suite does not say).
     """
@@ -66,7 +68,6 @@ class StopCase:
     wire: str
     expected: frozenset[str]
     turn: Mapping[str, Any] = field(default_factory=dict)
-    rewrite: Callable[[str | None, Any], Any] | None = None
     sim_options: Mapping[str, Any] = field(default_factory=dict)
     error_type: str | None = None
 
@@ -92,6 +93,11 @@ class ErrorForm:
 
 _TEXT = {"text": "Done."}
 _CALL = {"tool_calls": ({"name": "get_weather", "arguments": {"city": "Paris"}},)}
+
+
+def _wire_stop(reason: str, expected: set[str], turn: Mapping[str, Any] = _TEXT) -> StopCase:
+    """The simulator sends ``reason`` in the protocol's stop field, exactly as written."""
+    return StopCase(reason, frozenset(expected), {**turn, "wire_stop_reason": reason})
 
 
 class Wire:
@@ -140,6 +146,8 @@ class Wire:
         """Wire events of a tool the server runs itself (its call and its result), as blocks from
         ``first_index`` on; empty when the protocol's stream has no such blocks."""
         return []
+    streaming_switch: str = ""
+    """How a request asks for a non-streamed answer, in words (for a case's not-applicable reason)."""
 
     def is_terminal(self, event: bytes) -> bool:
         """Whether one wire event is the protocol's terminal event."""
@@ -225,6 +233,7 @@ class OpenAIChatWire(Wire):
     arguments_sent_as = str
     strict = "tools[].function.strict"
     terminal_event = b"data: [DONE]"  # §1.4: the stream ends with data: [DONE]
+    streaming_switch = 'does not set "stream": true'
     tool_keys = ("tools", "tool_choice", "parallel_tool_calls")
 
     def tools(self, body):
@@ -283,20 +292,11 @@ class OpenAIChatWire(Wire):
         return []
 
     def stop_cases(self):
-        def finish(wire: str):
-            def rewrite(event, data):
-                for choice in data.get("choices") or [] if isinstance(data, dict) else []:
-                    if choice.get("finish_reason") is not None:
-                        choice["finish_reason"] = wire
-                return data
-
-            return rewrite
-
         return [
             StopCase("stop", frozenset({"stop"}), _TEXT),
             StopCase("tool_calls", frozenset({"toolUse"}), _CALL),
             StopCase("length", frozenset({"length"}), {"text": "Cut", "stop_reason": "length"}),
-            StopCase("content_filter", frozenset({"error"}), _TEXT, rewrite=finish("content_filter")),
+            _wire_stop("content_filter", {"error"}),
         ]
 
 
@@ -309,6 +309,7 @@ class OpenAIResponsesWire(Wire):
     strict = "tools[].strict"
     strict_by_default = True
     terminal_event = b"event: response.completed"  # §2.4: the stream ends after response.completed
+    streaming_switch = 'does not set "stream": true'
     tool_keys = ("tools", "tool_choice", "parallel_tool_calls", "max_tool_calls")
 
     def tools(self, body):
@@ -374,21 +375,11 @@ class OpenAIResponsesWire(Wire):
         ]
 
     def stop_cases(self):
-        def incomplete(reason: str):
-            def rewrite(event, data):
-                if isinstance(data, dict) and isinstance(data.get("response"), dict):
-                    details = data["response"].get("incomplete_details")
-                    if isinstance(details, dict):
-                        details["reason"] = reason
-                return data
-
-            return rewrite
-
         return [
             StopCase("completed", frozenset({"stop"}), _TEXT),
             StopCase("completed+function_call", frozenset({"toolUse"}), _CALL),
             StopCase("incomplete:max_output_tokens", frozenset({"length"}), {"text": "Cut", "stop_reason": "length"}),
-            StopCase("incomplete:content_filter", frozenset({"error"}), {"text": "Cut", "stop_reason": "length"}, rewrite=incomplete("content_filter")),
+            StopCase("incomplete:content_filter", frozenset({"error"}), {"text": "Cut", "wire_stop_reason": "content_filter"}),
             StopCase("failed", frozenset({"error"}), {"text": "Par", "error": "The model failed"}),
         ]
 
@@ -405,6 +396,7 @@ class AnthropicWire(Wire):
     tool_keys = ("tools", "tool_choice")
     strict = "tools[].strict"
     terminal_event = b"event: message_stop"  # §3.4: the stream ends after message_stop
+    streaming_switch = 'does not set "stream": true'
 
     def tools(self, body):
         tools = body.get("tools")
@@ -468,22 +460,14 @@ class AnthropicWire(Wire):
         return [(b.get("thinking", MISSING), b.get("signature", MISSING)) for b in self._blocks(body, "assistant") if b.get("type") == "thinking"]
 
     def stop_cases(self):
-        def stop(wire: str):
-            def rewrite(event, data):
-                if isinstance(data, dict) and data.get("type") == "message_delta" and isinstance(data.get("delta"), dict):
-                    data["delta"]["stop_reason"] = wire
-                return data
-
-            return rewrite
-
         return [
             StopCase("end_turn", frozenset({"stop"}), _TEXT),
-            StopCase("stop_sequence", frozenset({"stop"}), _TEXT, rewrite=stop("stop_sequence")),
+            _wire_stop("stop_sequence", {"stop"}),
             StopCase("tool_use", frozenset({"toolUse"}), _CALL),
             StopCase("max_tokens", frozenset({"length"}), {"text": "Cut", "stop_reason": "length"}),
-            StopCase("pause_turn", frozenset({"stop"}), _TEXT, rewrite=stop("pause_turn")),
-            StopCase("refusal", frozenset({"error"}), _TEXT, rewrite=stop("refusal")),
-            StopCase("model_context_window_exceeded", frozenset({"length", "error"}), _TEXT, rewrite=stop("model_context_window_exceeded")),
+            _wire_stop("pause_turn", {"stop"}),
+            _wire_stop("refusal", {"error"}),
+            _wire_stop("model_context_window_exceeded", {"length", "error"}),
         ]
 
 
@@ -500,6 +484,7 @@ class GeminiWire(Wire):
     error_types = ("INVALID_ARGUMENT", "INTERNAL")
     tool_keys = ("tools", "toolConfig", "tool_config")
     terminal_event = b'"finishReason"'  # §4.4: no terminator; the last chunk carries finishReason
+    streaming_switch = 'calls :generateContent, not :streamGenerateContent'
 
     def tools(self, body):
         tools = body.get("tools")
@@ -589,22 +574,13 @@ class GeminiWire(Wire):
         return out
 
     def stop_cases(self):
-        def finish(wire: str):
-            def rewrite(event, data):
-                for cand in data.get("candidates") or [] if isinstance(data, dict) else []:
-                    if isinstance(cand, dict) and cand.get("finishReason") is not None:
-                        cand["finishReason"] = wire
-                return data
-
-            return rewrite
-
         cases = [
             StopCase("STOP", frozenset({"stop"}), _TEXT),
             StopCase("STOP+functionCall", frozenset({"toolUse"}), _CALL),
             StopCase("MAX_TOKENS", frozenset({"length"}), {"text": "Cut", "stop_reason": "length"}),
         ]
         for wire in ("SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS"):
-            cases.append(StopCase(wire, frozenset({"error"}), _TEXT, rewrite=finish(wire)))
+            cases.append(_wire_stop(wire, {"error"}))
         return cases
 
 
@@ -673,6 +649,7 @@ class BedrockWire(Wire):
         from loopkit.simulators import _eventstream
 
         return _eventstream.frame(((":message-type", "error"), (":error-code", code), (":error-message", message)), b"")
+    streaming_switch = 'calls /converse, not /converse-stream'
 
     def tools(self, body):
         config = body.get("toolConfig")
@@ -747,8 +724,7 @@ class BedrockWire(Wire):
     def stop_cases(self):
         def wire(reason: str, expected: set[str], turn: Mapping[str, Any] = _TEXT) -> StopCase:
             # an error stop's error_type is the wire reason (§0.2): the only place that says which
-            error_type = reason if "error" in expected else None
-            return StopCase(reason, frozenset(expected), {**turn, "wire_stop_reason": reason}, error_type=error_type)
+            return replace(_wire_stop(reason, expected, turn), error_type=reason if "error" in expected else None)
 
         return [
             wire("end_turn", {"stop"}),

@@ -15,12 +15,14 @@ from ._exercise import Exercised, ExerciseProvider
 from ._faults import FAULT_KINDS, PROTOCOLS, faults
 from ._schedules import Schedule, follow_up_schedules, steering_schedules
 from ._scripts import Session, scripts, sessions
+from ._turns import TURN_KINDS, expressible_kinds, turns
 
 __all__ = [
     "CALL_KINDS",
     "FAULT_KINDS",
     "PROTOCOLS",
     "RULES",
+    "TURN_KINDS",
     "EdgeCase",
     "ExerciseProvider",
     "Exercised",
@@ -30,6 +32,7 @@ __all__ = [
     "arguments",
     "chunkings",
     "edge_cases",
+    "expressible_kinds",
     "faults",
     "follow_up_schedules",
     "scripted_calls",
@@ -37,5 +40,6 @@ __all__ = [
     "sessions",
     "steering_schedules",
     "tool_calls",
+    "turns",
     "violations",
 ]

@@ -19,6 +19,7 @@ from ..messages import (
     UserMessage,
 )
 from ..script import ScriptedCall, Turn
+from ._turns import turns
 
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
 _NAMES = st.tuples(st.sampled_from(_LOWER), st.text(_LOWER + "0123456789_", max_size=15)).map("".join)
@@ -46,7 +47,9 @@ def message_strategies() -> dict[type, st.SearchStrategy[Any]]:
         ToolResultMessage, tool_call_id=_IDS, tool_name=_NAMES, content=st.lists(text, min_size=1, max_size=2), is_error=st.booleans()
     )
     scripted = st.builds(ScriptedCall, name=_NAMES, arguments=_JSON_OBJECTS)
-    turn = st.builds(Turn, text=st.none() | st.text(max_size=40), tool_calls=st.lists(scripted, max_size=3).map(tuple))
+    # a plain answer, or one with the stop and content kinds a run can end in ``stop`` with (as
+    # scripts() draws them without a protocol)
+    turn = st.builds(Turn, text=st.none() | st.text(max_size=40), tool_calls=st.lists(scripted, max_size=3).map(tuple)) | turns()
     return {
         TextContent: text,
         ThinkingContent: thinking,

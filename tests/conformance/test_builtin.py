@@ -33,15 +33,27 @@ for _protocol in ("openai_chat", "openai_responses", "anthropic", "gemini"):
     NOT_APPLICABLE[_protocol] |= {"failure.error_forms", "failure.stream_exceptions", "failure.stream_error_event", "stream.server_tool_blocks"}
 
 
+# What only a streamed answer can show: not applicable to an adapter asking for JSON bodies.
+STREAMED_ONLY = {"failure.mid_stream", "failure.abort"}
+STREAMED_ONLY |= {"failure.stream_exceptions", "failure.stream_error_event", "stream.server_tool_blocks", "stream.ends_at_terminal"}
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "non-streamed"])
 @pytest.mark.parametrize("protocol", list(NOT_APPLICABLE))
-def test_builtin_adapter_passes_every_applicable_case(protocol: str) -> None:
-    """The five adapters conform, and a case is not-applicable only where the protocol cannot say it."""
-    report = run_suite(protocol)
+def test_builtin_adapter_passes_every_applicable_case(protocol: str, stream: bool) -> None:
+    """The five adapters conform, streamed and not, and a case is not-applicable only where the
+    protocol cannot say it (or, for a non-streamed adapter, where only a stream can show it)."""
+    report = run_suite(protocol, stream=stream)
     problems = [f"{r.case_id} [{r.status}]: {r.detail}" for r in report.results if r.status in ("fail", "error")]
     assert not problems, "\n".join(problems)
-    assert {r.case_id for r in report.results if r.status == "not-applicable"} == NOT_APPLICABLE[protocol]
+    expected = NOT_APPLICABLE[protocol] | (set() if stream else STREAMED_ONLY)
+    assert {r.case_id for r in report.results if r.status == "not-applicable"} == expected
     assert [r.case_id for r in report.results] == list(CASE_IDS)
     assert all(r.reason for r in report.results if r.status == "not-applicable")
+    assert report.streamed is stream
+    for r in report.results:
+        if r.case_id in STREAMED_ONLY and not stream and r.case_id not in NOT_APPLICABLE[protocol]:
+            assert r.reason.startswith("the adapter asked for a non-streamed answer"), r.reason
 
 
 SERVED_CASES = ("request.tools.declared", "stream.parallel_calls", "stream.utf8_split", "failure.http_429_retry_after", "failure.truncated", "failure.abort")

@@ -10,7 +10,6 @@ import pytest
 from loopkit.conformance import CASES, Suite, resolve_factory, run_suite
 from loopkit.conformance._factory import factory_shape
 from loopkit.conformance._fixtures import request
-from loopkit.conformance._harness import rewrite_sse
 from loopkit.conformance._render import report_table
 from loopkit.errors import UsageError
 from loopkit.providers import adapter_class
@@ -114,16 +113,3 @@ def test_failure_detail_names_what_was_sent_against_what_was_expected() -> None:
     (failed,) = [r for r in report.results if r.status == "fail"]
     assert failed.detail == "tool_choice 'required' on the wire: expected {'any': {}}, got {'auto': {}}"
     assert failed.to_json()["mismatches"] == [{"what": "tool_choice 'required' on the wire", "expected": {"any": {}}, "actual": {"auto": {}}}]
-
-
-@pytest.mark.parametrize("newline", ["\n", "\r\n"])
-def test_rewrite_sse_keeps_framing_and_event_line(newline: str) -> None:
-    chunk = f'event: message_delta{newline}data: {{"delta": {{"stop_reason": "end_turn"}}}}{newline}{newline}'.encode()
-
-    def rewrite(event, data):
-        assert event == "message_delta"
-        data["delta"]["stop_reason"] = "refusal"
-        return data
-
-    out = rewrite_sse(chunk, rewrite).decode()
-    assert out == f'event: message_delta{newline}data: {{"delta":{{"stop_reason":"refusal"}}}}{newline}{newline}'
