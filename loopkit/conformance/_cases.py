@@ -31,6 +31,7 @@ from ._request_cases import (
     check_system,
     check_tools_declared,
     check_tools_strict,
+    check_user_image,
     tool_choice_case,
 )
 from ._stream_cases import (
@@ -146,6 +147,7 @@ CASES: tuple[Case, ...] = (
     Case("request.history.is_error", "A tool result's is_error travels in the protocol's own convention, and only on errors.", "docs/wire.md §0.3; docs/loop-contract.md §7.2", check_history_is_error, _error_flag),
     Case("request.history.empty_error_result", "An error result with no text is still sent in a form the API accepts.", "docs/loop-contract.md §7.2; docs/wire.md §3.6", check_empty_error_result),
     Case("request.history.unusable_arguments", "Calls whose arguments never parsed or are not an object are echoed in a form the API accepts, in the protocol's JSON type.", "docs/loop-contract.md §7.4; docs/wire.md §1.6, §3.6, §5.7", check_history_unusable_arguments),
+    Case("request.user_image", "An image in the user's message reaches the wire as the protocol's image block, with its media type and data.", "docs/wire.md §5.7; SDK types: image_url, input_image, image source, inlineData, image", check_user_image),
     Case("request.system", "The system prompt reaches the protocol's system slot.", "docs/wire.md §1.2, §2.2, §3.1, §4.2, §5.2", check_system),
     Case("request.reasoning.passback", "Reasoning from an answer is passed back, with its signature, on the next request.", "docs/wire.md §2.7, §3.6, §4.6, §5.8", check_reasoning_passback, _reasoning),
     Case("stream.text", "A plain text answer becomes one text block with stop reason 'stop'.", "docs/wire.md §1.4, §2.4, §3.4, §4.4, §5.4", check_text),

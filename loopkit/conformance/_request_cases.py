@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, user
+from ..messages import AssistantMessage, ImageContent, TextContent, ToolCall, ToolResultMessage, UserMessage, user
 from ..script import ScriptedCall, Turn
 from ._case import Context
 from ._fixtures import CLOCK, PROMPT, SIGNATURE, SYSTEM, TOOLS, TWICE_CALLS, WEATHER, accepted, answer, call_ids, finished, history, only_calls, request, twice_history
@@ -231,3 +231,13 @@ def check_history_unusable_arguments(ctx: Context) -> None:
     for c in echoed:
         if not isinstance(c.sent, kind):
             ctx.fail(f"the arguments of echoed call {c.name!r} on {ctx.wire.name}", "a string of JSON" if kind is str else "a JSON object", c.sent)
+
+
+PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAAAAAIAAQ4iGwoAAAAASUVORK5CYII="  # a 1x1 PNG
+
+
+def check_user_image(ctx: Context) -> None:
+    prompt = UserMessage(content=[TextContent(text="What is in this picture?"), ImageContent(data=PNG, mime_type="image/png")])
+    ex = answer(ctx, ["A dot."], request(messages=[prompt]))
+    accepted(ctx, ex)
+    ctx.expect("images in the user's message (media type, base64 data)", ctx.wire.user_images(ex.body or {}), [("image/png", PNG)])

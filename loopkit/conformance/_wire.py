@@ -189,6 +189,10 @@ class Wire:
     def system(self, body: Mapping[str, Any]) -> Any:
         raise NotImplementedError
 
+    def user_images(self, body: Mapping[str, Any]) -> list[tuple[Any, Any]]:
+        """(media type, base64 data) of each image in the user's messages, in order."""
+        raise NotImplementedError
+
     def reasoning_passed_back(self, body: Mapping[str, Any]) -> list[tuple[Any, Any]]:
         """(text, signature) of each reasoning item echoed in the history."""
         raise NotImplementedError
@@ -211,6 +215,14 @@ def _text_of(content: Any) -> str:
         if "json" in content:
             return json.dumps(content["json"])
     return ""
+
+
+def _data_url(url: Any) -> tuple[Any, Any]:
+    """(media type, base64 data) of a ``data:`` URL (MISSING parts when it is not one)."""
+    if not isinstance(url, str) or not url.startswith("data:") or ";base64," not in url:
+        return (MISSING, url if url is not None else MISSING)
+    media, data = url[5:].split(";base64,", 1)
+    return (media, data)
 
 
 def _loads(text: Any) -> Any:
@@ -287,6 +299,13 @@ class OpenAIChatWire(Wire):
             if isinstance(m, Mapping) and m.get("role") in ("system", "developer"):
                 return _text_of(m.get("content"))
         return MISSING
+
+    def user_images(self, body):
+        return [
+            _data_url(p.get("image_url", {}).get("url") if isinstance(p.get("image_url"), Mapping) else None)
+            for m in body.get("messages") or [] if isinstance(m, Mapping) and m.get("role") == "user" and isinstance(m.get("content"), list)
+            for p in m["content"] if isinstance(p, Mapping) and p.get("type") == "image_url"
+        ]  # fmt: skip
 
     def reasoning_passed_back(self, body):
         return []
@@ -366,6 +385,13 @@ class OpenAIResponsesWire(Wire):
             if i.get("role") in ("system", "developer"):
                 return _text_of(i.get("content"))
         return MISSING
+
+    def user_images(self, body):
+        return [
+            _data_url(p.get("image_url"))
+            for i in self._items(body) if i.get("role") == "user" and isinstance(i.get("content"), list)
+            for p in i["content"] if isinstance(p, Mapping) and p.get("type") == "input_image"
+        ]  # fmt: skip
 
     def reasoning_passed_back(self, body):
         return [
@@ -455,6 +481,15 @@ class AnthropicWire(Wire):
     def system(self, body):
         system = body.get("system", MISSING)
         return system if system is MISSING else _text_of(system)
+
+    def user_images(self, body):
+        out = []
+        for m in body.get("messages") or []:
+            if isinstance(m, Mapping) and m.get("role") == "user" and isinstance(m.get("content"), list):
+                for b in m["content"]:
+                    if isinstance(b, Mapping) and b.get("type") == "image" and isinstance(b.get("source"), Mapping):
+                        out.append((b["source"].get("media_type", MISSING), b["source"].get("data", MISSING)))
+        return out
 
     def reasoning_passed_back(self, body):
         return [(b.get("thinking", MISSING), b.get("signature", MISSING)) for b in self._blocks(body, "assistant") if b.get("type") == "thinking"]
@@ -565,6 +600,16 @@ class GeminiWire(Wire):
         if si is MISSING:
             return MISSING
         return _text_of(si.get("parts") if isinstance(si, Mapping) else si)
+
+    def user_images(self, body):
+        out = []
+        for c in body.get("contents") or []:
+            if isinstance(c, Mapping) and c.get("role", "user") == "user" and isinstance(c.get("parts"), list):
+                for part in c["parts"]:
+                    inline = part.get("inlineData", part.get("inline_data")) if isinstance(part, Mapping) else None
+                    if isinstance(inline, Mapping):
+                        out.append((inline.get("mimeType", inline.get("mime_type", MISSING)), inline.get("data", MISSING)))
+        return out
 
     def reasoning_passed_back(self, body):
         out = []
@@ -712,6 +757,15 @@ class BedrockWire(Wire):
     def system(self, body):
         system = body.get("system", MISSING)
         return system if system is MISSING else _text_of(system)
+
+    def user_images(self, body):
+        out = []
+        for b in self._blocks(body, "user"):
+            image = b.get("image")
+            if isinstance(image, Mapping):
+                fmt, source = image.get("format", MISSING), image.get("source")
+                out.append((f"image/{fmt}" if isinstance(fmt, str) else fmt, source.get("bytes", MISSING) if isinstance(source, Mapping) else MISSING))
+        return out
 
     def reasoning_passed_back(self, body):
         out = []

@@ -201,6 +201,16 @@ def _echoes_arguments_as_kept(self: Any, request: Any) -> dict[str, Any]:
     return body
 
 
+def _image_format_as_mime(self: Any, request: Any) -> dict[str, Any]:
+    """Sends an image's media type (image/png) where Converse wants its format name (png)."""
+    body = BedrockProvider.request_body(self, request)
+    for m in body["messages"]:
+        for block in m["content"]:
+            if "image" in block:
+                block["image"] = {**block["image"], "format": "image/" + block["image"]["format"]}
+    return body
+
+
 def _decoder_hook(decoder: type) -> Callable[[Any], Any]:
     return lambda self: decoder(api=self.api, provider=self.provider_name, model=self.model)
 
@@ -223,6 +233,7 @@ BUGS: dict[str, dict[str, Any]] = {
     "drops_error_body": {"map_error": _drops_error_body},
     "needs_metadata": {"stream_decoder": _decoder_hook(_NeedsMetadata)},
     "server_tool_as_call": {"stream_decoder": _decoder_hook(_frames_bug(_server_tool_as_call))},
+    "image_format_as_mime": {"request_body": _image_format_as_mime},
 }
 
 BEDROCK_EXPECTED: dict[str, set[str]] = {
@@ -242,9 +253,12 @@ BEDROCK_EXPECTED: dict[str, set[str]] = {
     "drops_error_body": {"failure.error_forms"},
     "needs_metadata": {"stream.ends_at_terminal"},
     "server_tool_as_call": {"stream.server_tool_blocks"},
+    "image_format_as_mime": {"request.user_image"},
 }
 
 CHECKED: tuple[str, ...] = (
+    "request.user_image",
+    "request.system",
     "request.history.tool_calls",
     "request.history.argument_types",
     "request.history.unusable_arguments",

@@ -10,6 +10,7 @@ from loopkit.conformance import CASE_IDS
 from loopkit.conformance._suite import Suite, select_cases
 
 NEW_CASES = {
+    "request.user_image",
     "request.history.unusable_arguments",
     "stream.usage_cache_tokens",
     "stream.model_named",

@@ -38,7 +38,7 @@ from loopkit.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from loopkit.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage, UserMessage
+from loopkit.messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage, UserMessage
 from loopkit.provider import BaseProvider, ModelRequest, forced_tool_name
 
 STOP = {"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "model_context_window_exceeded": "length"}
@@ -56,7 +56,11 @@ def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
 
     for m in request.messages:
         if isinstance(m, UserMessage):
-            add("user", [{"type": "text", "text": m.text}])
+            parts = [TextContent(text=m.content)] if isinstance(m.content, str) else m.content
+            add("user", [
+                {"type": "image", "source": {"type": "base64", "media_type": b.mime_type, "data": b.data}} if isinstance(b, ImageContent) else {"type": "text", "text": b.text}
+                for b in parts
+            ])  # fmt: skip
         elif isinstance(m, AssistantMessage):
             blocks: list[dict[str, Any]] = []
             for b in m.content:
