@@ -12,7 +12,7 @@ from typing import Any
 from ..errors import BadRequestError
 from ._case import Case
 from ._detail_cases import DETAIL_CASES
-from ._failure_cases import check_abort, check_auth, check_ends_early, check_error_body_not_json, check_mid_stream, check_retries_bounded, check_slow, check_truncated, http_error_case, retried_case
+from ._failure_cases import check_abort, check_auth, check_ends_early, check_error_body_not_json, check_error_forms, check_generic_stream_error, check_mid_stream, check_retries_bounded, check_slow, check_stream_exceptions, check_truncated, http_error_case, retried_case
 from ._form_cases import FORM_CASES
 from ._kind_cases import KIND_CASES
 from ._request_cases import (
@@ -22,6 +22,7 @@ from ._request_cases import (
     check_history_is_error,
     check_history_results,
     check_history_same_tool_twice,
+    check_history_unusable_arguments,
     check_max_tokens,
     check_no_tools,
     check_none_after_tool_round,
@@ -32,25 +33,31 @@ from ._request_cases import (
     check_system,
     check_tools_declared,
     check_tools_strict,
+    check_user_image,
     tool_choice_case,
 )
 from ._stream_cases import (
     check_async,
+    check_blocks_ended,
     check_empty_arguments,
+    check_ends_at_terminal,
     check_fragmented_arguments,
     check_ids_across_calls,
     check_length_mid_call,
     check_malformed_arguments,
+    check_model_named,
     check_non_object_arguments,
     check_one_call,
     check_parallel_calls,
     check_same_tool_twice,
+    check_server_tool_blocks,
     check_stop_reasons,
     check_text,
     check_text_then_call,
     check_thinking,
     check_unicode,
     check_usage,
+    check_usage_cache_tokens,
     check_utf8_split,
 )
 from ._wire import Wire
@@ -105,6 +112,24 @@ def _overloaded(wire: Wire, provider: Any) -> str | None:
     return None if wire.overloaded_529 else f"only Anthropic answers HTTP 529 overloaded_error; {wire.name} has no such status (docs/wire.md §6.3)"
 
 
+def _stream_exceptions(wire: Wire, provider: Any) -> str | None:
+    return None if wire.stream_exceptions else f"{wire.name} has no typed in-stream exceptions: its stream errors are covered by failure.mid_stream"
+
+
+def _error_forms(wire: Wire, provider: Any) -> str | None:
+    return None if wire.error_forms() else f"the suite knows no other form of {wire.name}'s HTTP errors than the one failure.http_400 checks"
+
+
+def _server_tools(wire: Wire, provider: Any) -> str | None:
+    return None if wire.server_tool_events(0) else f"the suite knows no server-side tool blocks in {wire.name}'s stream"
+
+
+def _generic_error(wire: Wire, provider: Any) -> str | None:
+    if wire.generic_error_event("x", "x") is None:
+        return f"{wire.name} has no untyped error event apart from its typed one (failure.mid_stream)"
+    return None
+
+
 CASES: tuple[Case, ...] = (
     Case("request.tools.declared", "Tool declarations reach the wire with their names, descriptions and parameter schemas unchanged.", "docs/wire.md §0.3", check_tools_declared),
     Case("request.tools.strict", "ToolSpec.strict reaches the declaration's strict field; a tool not asked to be strict is not made strict.", "docs/wire.md §1.2, §2.2, §3.2, §5.2", check_tools_strict, _strict),
@@ -124,6 +149,8 @@ CASES: tuple[Case, ...] = (
     Case("request.history.argument_types", "Echoed tool-call arguments travel in the protocol's JSON type: a string of JSON on OpenAI, an object elsewhere.", "docs/wire.md §0.3, §1.6, §2.6, §3.6, §4.6, §5.7", check_history_argument_types),
     Case("request.history.is_error", "A tool result's is_error travels in the protocol's own convention, and only on errors.", "docs/wire.md §0.3; docs/loop-contract.md §7.2", check_history_is_error, _error_flag),
     Case("request.history.empty_error_result", "An error result with no text is still sent in a form the API accepts.", "docs/loop-contract.md §7.2; docs/wire.md §3.6", check_empty_error_result),
+    Case("request.history.unusable_arguments", "Calls whose arguments never parsed or are not an object are echoed in a form the API accepts, in the protocol's JSON type.", "docs/loop-contract.md §7.4; docs/wire.md §1.6, §3.6, §5.7", check_history_unusable_arguments),
+    Case("request.user_image", "An image in the user's message reaches the wire as the protocol's image block, with its media type and data.", "docs/wire.md §5.7; SDK types: image_url, input_image, image source, inlineData, image", check_user_image),
     Case("request.system", "The system prompt reaches the protocol's system slot.", "docs/wire.md §1.2, §2.2, §3.1, §4.2, §5.2", check_system),
     Case("request.reasoning.passback", "Reasoning from an answer is passed back, with its signature, on the next request.", "docs/wire.md §2.7, §3.6, §4.6, §5.8", check_reasoning_passback, _reasoning),
     Case("stream.text", "A plain text answer becomes one text block with stop reason 'stop'.", "docs/wire.md §1.4, §2.4, §3.4, §4.4, §5.4", check_text),
@@ -141,10 +168,16 @@ CASES: tuple[Case, ...] = (
     Case("stream.unicode", "Non-ASCII text and arguments (accents, emoji, CJK, RTL, combining marks, escapes) arrive intact.", "docs/wire.md §1.7 #3", check_unicode),
     Case("stream.utf8_split", "A body delivered 3 bytes at a time, splitting UTF-8 sequences, parses to the same message.", "docs/wire.md §0 (SSE framing), §5.6", check_utf8_split),
     Case("stream.usage", "Token usage is reported on the message.", "docs/wire.md §1.4 #6, §2.3, §3.4, §4.4, §5.4", check_usage),
+    Case("stream.server_tool_calls", "Blocks of a tool the server ran itself (its toolUse with type server_tool_use and its toolResult) are dropped; the client's call around them is kept.", "docs/wire.md §5.4, §5.8 #7", check_server_tool_blocks, _server_tools, streamed_only=True),
+    Case("stream.blocks_ended", "Every block a stream starts (thinking, text, each call) is ended once, before the terminal event.", "docs/loop-contract.md §7.6", check_blocks_ended),
+    Case("stream.ends_at_terminal", "A stream that ends right after its terminal event (without what may follow it, like Bedrock's metadata) is a complete answer.", "docs/wire.md §5.4", check_ends_at_terminal, streamed_only=True),
+    Case("stream.usage_cache_tokens", "Prompt-cache reads and writes and the total are reported as the wire gives them.", "docs/wire.md §1.4 #6, §2.3, §3.4, §4.4, §5.3", check_usage_cache_tokens),
+    Case("stream.model_named", "The message names its api, its provider and the model the request asked for (ModelRequest.model), in stream() and astream().", "loopkit.events.StartEvent; loopkit.provider.ModelRequest", check_model_named),
     Case("stream.async", "astream() yields the same events as stream().", "docs/wire.md §6.3", check_async),
     Case("stop.reasons", "Every stop reason of the protocol maps to loopkit's (stop, toolUse, length, error).", "docs/wire.md §0.2; docs/loop-contract.md §7.3", check_stop_reasons),
     Case("failure.http_400", "HTTP 400 fails the call with a BadRequestError carrying the provider's message, and is not retried.", "docs/wire.md §6.3", http_error_case(400, (BadRequestError,))),
     Case("failure.error_body_not_json", "An HTTP error whose body is not JSON (a proxy's plain text) still fails by its status, with the text as the message.", "docs/wire.md §6.3", check_error_body_not_json),
+    Case("failure.error_forms", "Each real form of the protocol's HTTP error (a namespaced shape id, a capitalised Message) fails with the shape's class, type and decoded message.", "docs/wire.md §5.5", check_error_forms, _error_forms),
     Case("failure.auth", "Bad credentials fail the call with an authentication error and are not retried.", "docs/wire.md §6.3", check_auth),
     Case("failure.http_429_retry_after", "HTTP 429 is retried after exactly the wait the provider asked for, in stream() and astream().", "docs/wire.md §1.1, §3.1, §4.5, §5.1", retried_case(429, retry_after=1.5)),
     Case("failure.http_500", "HTTP 500 is retried and the retry's answer is used.", "docs/wire.md §6.3", retried_case(500)),
@@ -152,6 +185,8 @@ CASES: tuple[Case, ...] = (
     Case("failure.http_529", "HTTP 529 overloaded_error is retried and the retry's answer is used.", "docs/wire.md §3.5", retried_case(529), _overloaded),
     Case("failure.retries_bounded", "Persistent 5xx answers are retried a bounded number of times, then fail.", "docs/wire.md §6.3", check_retries_bounded),
     Case("failure.mid_stream", "An error event mid-stream fails the call with the provider's message, without a 'done' or a retry.", "docs/wire.md §6.3; docs/loop-contract.md §7.5", check_mid_stream, streamed_only=True),
+    Case("failure.stream_exceptions", "Each typed in-stream exception fails the call with the class of its modelled status, its type and its decoded message; it is retried before the first event exactly when that class is retryable.", "docs/wire.md §5.5, §5.6", check_stream_exceptions, _stream_exceptions, streamed_only=True),
+    Case("failure.stream_error_event", "An untyped error event mid-stream fails the call with its code and message, without a 'done' or a retry.", "docs/wire.md §5.6", check_generic_stream_error, _generic_error, streamed_only=True),
     Case("failure.truncated", "A stream (or a JSON body) cut off part-way fails the call instead of ending as if complete.", "docs/wire.md §5.6, §6.3", check_truncated),
     Case("failure.ends_early", "A stream that ends cleanly (no connection error) before the protocol's terminal event, or a JSON body that ends before it is whole, fails the call instead of ending as if complete.", "docs/wire.md §1.4, §2.4, §3.4, §4.4, §5.4", check_ends_early),
     Case("failure.slow_stream", "Pauses between stream events do not change the message.", "docs/wire.md §6.3", check_slow),

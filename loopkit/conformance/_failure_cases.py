@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import AuthenticationError, BadRequestError, PermissionDeniedError, ProviderError, ServerError, WireError
@@ -163,6 +163,7 @@ def check_truncated(ctx: Context) -> None:
         return
     ex = answer(ctx, [Turn(text=text, chunk_size=4, faults=(Truncate(after=3),))])
     expect_failure(ctx, ex, (ProviderError,), "a stream whose connection dropped part-way")
+    expect_named_provider(ctx, ex, "a stream whose connection dropped part-way")
     if any(isinstance(e, DoneEvent) for e in ex.events):
         ctx.fail("events", "no 'done' event", ex.outcome())
 
@@ -225,11 +226,97 @@ def check_ends_early(ctx: Context) -> None:
     if not ctx.streamed:
         check_body_ends_early(ctx, turn)
         return
-    for what, cut in (("just before its terminal event", before_terminal), ("after two events, mid-text", lambda chunks: chunks[:2])):
+
+    def mid_event(chunks: list[bytes]) -> list[bytes]:
+        return chunks[:2] + [chunks[2][: len(chunks[2]) // 2]]
+
+    cuts = (("just before its terminal event", before_terminal), ("after two events, mid-text", lambda chunks: chunks[:2]), ("half-way through its third event", mid_event))
+    for what, cut in cuts:
         ex = answer(ctx, [turn], cut=cut)
         expect_failure(ctx, ex, (ProviderError,), f"a stream that ends cleanly {what}")
+        expect_named_provider(ctx, ex, f"a stream that ends cleanly {what}")
         if any(isinstance(e, DoneEvent) for e in ex.events):
             ctx.fail(f"events of a stream that ends cleanly {what}", "no 'done' event", ex.outcome())
+
+
+def _error_class(name: str) -> type:
+    import loopkit.errors as errors
+
+    return getattr(errors, name)
+
+
+def expect_named_provider(ctx: Context, ex: Exchange, what: str) -> None:
+    """A raised ProviderError names the provider that raised it (``ProviderError.provider``)."""
+    if isinstance(ex.error, ProviderError) and not (isinstance(ex.error.provider, str) and ex.error.provider):
+        ctx.fail(f"{what}: the error's provider (which protocol raised it)", "a non-empty name", ex.error.provider)
+
+
+def _expect_details(ctx: Context, ex: Exchange, what: str, *, status: int | None, error_type: str, message: str, body: bool = True) -> None:
+    """The raised error's status, error type, provider and decoded body (``body``: the answer had a
+    JSON one), and the provider's message in what it says."""
+    if isinstance(ex.error, ProviderError):
+        expect_named_provider(ctx, ex, what)
+        if body and not isinstance(ex.error.body, Mapping):
+            ctx.fail(f"{what}: the error's body (the decoded error answer)", "a JSON object", ex.error.body)
+        ctx.expect(f"{what}: the error's HTTP status", ex.error.status, status)
+        if (ex.error.error_type or "").lower() != error_type.lower():
+            ctx.fail(f"{what}: the error's error_type (the provider's own)", error_type, ex.error.error_type)
+    elif ex.error is None and isinstance(ex.terminal, ErrorEvent) and (ex.terminal.error_type or "").lower() != error_type.lower():
+        ctx.fail(f"{what}: the ErrorEvent's error_type (the provider's own)", error_type, ex.terminal.error_type)
+    if message not in said(ex):
+        ctx.fail(f"{what}: the provider's message, decoded", f"text containing {message!r}", said(ex))
+
+
+def check_error_forms(ctx: Context) -> None:
+    """Each real form of the protocol's error answer fails the call with its class, type and message."""
+    for form in ctx.wire.error_forms():
+        status = form.fault["status"]
+        what = f"HTTP {status} with {form.what}"
+        ex = answer(ctx, [Turn(faults=(HttpFault(**form.fault),)), "Never reached."])
+        expect_failure(ctx, ex, (_error_class(form.error),), what)
+        _expect_details(ctx, ex, what, status=status, error_type=form.error_type, message=form.message)
+        ctx.expect(f"{what}: requests sent (not retried)", ex.attempts, 1)
+
+
+def check_stream_exceptions(ctx: Context) -> None:
+    """A typed in-stream exception raises the class of its modelled status, so it is retried
+    before the first event exactly when that class is retryable, and never after."""
+    text = "An answer that an exception in the stream interrupts."
+    for member, name in ctx.wire.stream_exceptions:
+        cls = _error_class(name)
+        message = f'{member} for "sim-model" (conformance)'  # quotes: the raw JSON payload escapes them
+        what = f"a {member} after the first events"
+        ex = answer(ctx, [Turn(text=text, chunk_size=6, faults=(MidStreamError(after=2, message=message, error_type=member),)), "Never reached."])
+        expect_failure(ctx, ex, (cls,), what)
+        _expect_details(ctx, ex, what, status=None, error_type=member, message=message)
+        if any(isinstance(e, DoneEvent) for e in ex.events):
+            ctx.fail(f"{what}: events", "no 'done' event", ex.outcome())
+        ctx.expect(f"{what}: requests sent (never retried once events were yielded)", ex.attempts, 1)
+        first = answer(ctx, [Turn(text=text, faults=(MidStreamError(after=0, message=message, error_type=member),)), "Recovered."])
+        what = f"a {member} before any event"
+        if cls.retryable_default:
+            m = finished(ctx, first, f"{what} ({name}: retried)")
+            if m is not None:
+                ctx.expect(f"{what}: text after the retry", m.text, "Recovered.")
+            ctx.expect(f"{what}: requests sent ({name} is retried)", first.attempts, 2)
+        else:
+            expect_failure(ctx, first, (cls,), what)
+            ctx.expect(f"{what}: requests sent ({name} is not retried)", first.attempts, 1)
+
+
+def check_generic_stream_error(ctx: Context) -> None:
+    """An untyped error event mid-stream fails the call with its code and message."""
+    code, message = "InternalFailure", 'The stream of "sim-model" failed (conformance)'
+    event = ctx.wire.generic_error_event(code, message)
+    assert event is not None  # the case applies only where the protocol has one
+    text = "An answer that an untyped error event interrupts."
+    ex = answer(ctx, [Turn(text=text, chunk_size=6), "Never reached."], cut=lambda chunks: chunks[:3] + [event])
+    what = "an untyped error event after the first events"
+    expect_failure(ctx, ex, (ProviderError,), what)
+    _expect_details(ctx, ex, what, status=None, error_type=code, message=message, body=False)
+    if any(isinstance(e, DoneEvent) for e in ex.events):
+        ctx.fail(f"{what}: events", "no 'done' event", ex.outcome())
+    ctx.expect(f"{what}: requests sent (not retried)", ex.attempts, 1)
 
 
 def check_body_ends_early(ctx: Context, turn: Turn) -> None:

@@ -182,8 +182,13 @@ def check_stop_reasons(ctx: Context) -> None:
         ex = answer(ctx, [turn_from(case.turn)], sim_options=case.sim_options)
         if "error" in case.expected and is_provider_failure(ex):
             t = ex.terminal
-            if ex.error is None and isinstance(t, ErrorEvent) and not t.error_message:
-                ctx.fail(f"the ErrorEvent for wire stop reason {case.wire!r}", "an error_message saying why", t.error_message)
+            if ex.error is None and isinstance(t, ErrorEvent):
+                if not t.error_message:
+                    ctx.fail(f"the ErrorEvent for wire stop reason {case.wire!r}", "an error_message saying why", t.error_message)
+                if case.error_type is not None:
+                    ctx.expect(f"the error_type of the ErrorEvent for wire stop reason {case.wire!r}", t.error_type, case.error_type)
+                if t.usage is None or not t.usage.input:
+                    ctx.fail(f"the usage of the ErrorEvent for wire stop reason {case.wire!r} (the tokens were spent)", "the answer's usage", t.usage)
             continue
         if ex.contract is not None or ex.message is None:
             ctx.fail(f"wire stop reason {case.wire!r}", sorted(case.expected), ex.outcome())
@@ -206,3 +211,84 @@ def check_async(ctx: Context) -> None:
     finished(ctx, sync, "stream()")
     finished(ctx, asyn, "astream()")
     ctx.expect("astream() events equal stream() events", asyn.events, sync.events)
+
+
+def check_usage_cache_tokens(ctx: Context) -> None:
+    cache_write = 3 if ctx.wire.cache_write else 0
+    usage = Usage(input=11, output=7, cache_read=5, cache_write=cache_write, total_tokens=23 + cache_write)
+    m = finished(ctx, answer(ctx, [Turn(text="Counted.", usage=usage)]))
+    if m is None:
+        return
+    got = (m.usage.input, m.usage.output, m.usage.cache_read, m.usage.cache_write, m.usage.total_tokens)
+    ctx.expect("usage (input, output, cache_read, cache_write, total_tokens)", got, (11, 7, 5, cache_write, 23 + cache_write))
+
+
+def check_model_named(ctx: Context) -> None:
+    model = ctx.wire.model_id
+    for use_async in (False, True):
+        via = "astream()" if use_async else "stream()"
+        m = finished(ctx, answer(ctx, ["Hi."], request(model=model), use_async=use_async), f"{via} for model {model!r}")
+        if m is None:
+            continue
+        ctx.expect(f"{via}: the message's model (the request's ModelRequest.model)", m.model, model)
+        for field in ("api", "provider"):
+            if not (isinstance(getattr(m, field), str) and getattr(m, field)):
+                ctx.fail(f"{via}: the message's {field} (from the start event)", "a non-empty name", getattr(m, field))
+
+
+def check_blocks_ended(ctx: Context) -> None:
+    a, b = call_ids(ctx.wire)
+    thinking = dict(thinking="The user wants both.", thinking_signature=SIGNATURE) if ctx.wire.reasoning else {}
+    turn = Turn(**thinking, text="Checking both.", tool_calls=(call("get_weather", {"city": "Paris"}, id=a), call("get_time", {"tz": "Asia/Tokyo"}, id=b)))
+    ex = answer(ctx, [turn])
+    if finished(ctx, ex) is None:
+        return
+    starts: dict[int, str] = {}
+    ends: dict[int, list[str]] = {}
+    for e in ex.events:
+        if e.type in ("text_start", "thinking_start", "toolcall_start"):
+            starts[e.content_index] = e.type.removesuffix("_start")
+        elif e.type in ("text_end", "thinking_end", "toolcall_end"):
+            ends.setdefault(e.content_index, []).append(e.type.removesuffix("_end"))
+    # (a call may also arrive whole, as one end event carrying it: a non-streamed body's)
+    ctx.expect("the end events of each started block (content_index: kinds)", {i: ends.get(i, []) for i in starts}, {i: [kind] for i, kind in starts.items()})
+    twice = {i: kinds for i, kinds in ends.items() if len(kinds) > 1}
+    if twice:
+        ctx.fail("blocks ended more than once (content_index: kinds)", {}, twice)
+
+
+def check_ends_at_terminal(ctx: Context) -> None:
+    """What follows the terminal event (Bedrock's metadata) may be missing: the answer is complete."""
+    a, _ = call_ids(ctx.wire)
+    turn = Turn(text="Let me check.", tool_calls=(call("get_weather", {"city": "Paris"}, id=a),))
+
+    def through_terminal(chunks: list[bytes]) -> list[bytes]:
+        for i, chunk in enumerate(chunks):
+            if ctx.wire.is_terminal(chunk):
+                return chunks[: i + 1]
+        raise AssertionError(f"the {ctx.wire.name} simulator sent no terminal event")  # the suite's own setup
+
+    m = finished(ctx, answer(ctx, [turn], cut=through_terminal), "a stream that ends with its terminal event")
+    if m is None:
+        return
+    ctx.expect("content blocks", kinds(m), ["text", "toolCall"])
+    ctx.expect("stop_reason", m.stop_reason, "toolUse")
+
+
+def check_server_tool_blocks(ctx: Context) -> None:
+    """A tool the server ran itself (its call and result blocks) is not a call for the loop to run."""
+    a, _ = call_ids(ctx.wire)
+    turn = Turn(text="Let me check.", tool_calls=(call("get_weather", {"city": "Paris"}, id=a),))
+
+    def with_server_tool(chunks: list[bytes]) -> list[bytes]:
+        for i, chunk in enumerate(chunks):
+            if ctx.wire.is_terminal(chunk):
+                return chunks[:i] + ctx.wire.server_tool_events(2) + chunks[i:]  # blocks 0 and 1: the text and the call
+        raise AssertionError(f"the {ctx.wire.name} simulator sent no terminal event")  # the suite's own setup
+
+    m = finished(ctx, answer(ctx, [turn], cut=with_server_tool), "an answer with a server-side tool")
+    if m is None:
+        return
+    ctx.expect("content blocks (the server's tool dropped)", kinds(m), ["text", "toolCall"])
+    ctx.expect("tool calls (id, name, arguments)", [(c.id, c.name, c.arguments) for c in only_calls(m)], [(a, "get_weather", {"city": "Paris"})])
+    ctx.expect("stop_reason", m.stop_reason, "toolUse")

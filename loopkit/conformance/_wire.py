@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<absent>"})()
@@ -63,6 +63,7 @@ class StopCase:
         turn: Turn fields for the scripted answer.
         sim_options: options for the simulator.
         message: the provider's own text about an error stop, which the error must carry.
+        error_type: the ``error_type`` an ``error`` stop must carry (None: the suite does not say).
     """
 
     wire: str
@@ -70,6 +71,26 @@ class StopCase:
     turn: Mapping[str, Any] = field(default_factory=dict)
     sim_options: Mapping[str, Any] = field(default_factory=dict)
     message: str | None = None
+    error_type: str | None = None
+
+
+@dataclass(slots=True, frozen=True)
+class ErrorForm:
+    """One real form of a protocol's HTTP error answer, and what an adapter must make of it.
+
+    Args:
+        what: the form, in a few words.
+        fault: :class:`~loopkit.script.HttpFault` fields that make the simulator send it.
+        error: the name of the :mod:`loopkit.errors` class the call must fail with.
+        error_type: the provider's error type the error must carry.
+        message: the provider's message, as the body carries it once decoded.
+    """
+
+    what: str
+    fault: Mapping[str, Any]
+    error: str
+    error_type: str
+    message: str
 
 
 _TEXT = {"text": "Done."}
@@ -107,6 +128,26 @@ class Wire:
     """A declaration without ``strict`` is strict (so the adapter must send ``false``)."""
     terminal_event: bytes = b""
     """What marks the wire event that ends a complete stream (each simulator chunk is one event)."""
+    model_id: str = "conformance-model-2"
+    """A model id in the protocol's own form (a request for it must reach the wire and the message)."""
+    cache_write: bool = True
+    """Usage reports prompt-cache writes apart (Gemini reports cache reads only)."""
+    stream_exceptions: tuple[tuple[str, str], ...] = ()
+    """Typed in-stream exceptions, as the wire names them, each with the :mod:`loopkit.errors` class
+    of its modelled HTTP status (empty: the protocol has no typed in-stream exceptions)."""
+
+    def error_forms(self) -> list[ErrorForm]:
+        """Real HTTP error answers in forms beyond the simulator's plain one (none by default)."""
+        return []
+
+    def generic_error_event(self, code: str, message: str) -> bytes | None:
+        """One wire event carrying an untyped stream error (None: the protocol has no such event)."""
+        return None
+
+    def server_tool_events(self, first_index: int) -> list[bytes]:
+        """Wire events of a tool the server runs itself (its call and its result), as blocks from
+        ``first_index`` on; empty when the protocol's stream has no such blocks."""
+        return []
     streaming_switch: str = ""
     """How a request asks for a non-streamed answer, in words (for a case's not-applicable reason)."""
 
@@ -186,6 +227,10 @@ class Wire:
     def system(self, body: Mapping[str, Any]) -> Any:
         raise NotImplementedError
 
+    def user_images(self, body: Mapping[str, Any]) -> list[tuple[Any, Any]]:
+        """(media type, base64 data) of each image in the user's messages, in order."""
+        raise NotImplementedError
+
     def reasoning_passed_back(self, body: Mapping[str, Any]) -> list[tuple[Any, Any]]:
         """(text, signature) of each reasoning item echoed in the history."""
         raise NotImplementedError
@@ -208,6 +253,14 @@ def _text_of(content: Any) -> str:
         if "json" in content:
             return json.dumps(content["json"])
     return ""
+
+
+def _data_url(url: Any) -> tuple[Any, Any]:
+    """(media type, base64 data) of a ``data:`` URL (MISSING parts when it is not one)."""
+    if not isinstance(url, str) or not url.startswith("data:") or ";base64," not in url:
+        return (MISSING, url if url is not None else MISSING)
+    media, data = url[5:].split(";base64,", 1)
+    return (media, data)
 
 
 def _loads(text: Any) -> Any:
@@ -285,6 +338,13 @@ class OpenAIChatWire(Wire):
             if isinstance(m, Mapping) and m.get("role") in ("system", "developer"):
                 return _text_of(m.get("content"))
         return MISSING
+
+    def user_images(self, body):
+        return [
+            _data_url(p.get("image_url", {}).get("url") if isinstance(p.get("image_url"), Mapping) else None)
+            for m in body.get("messages") or [] if isinstance(m, Mapping) and m.get("role") == "user" and isinstance(m.get("content"), list)
+            for p in m["content"] if isinstance(p, Mapping) and p.get("type") == "image_url"
+        ]  # fmt: skip
 
     def reasoning_passed_back(self, body):
         return []
@@ -367,6 +427,13 @@ class OpenAIResponsesWire(Wire):
             if i.get("role") in ("system", "developer"):
                 return _text_of(i.get("content"))
         return MISSING
+
+    def user_images(self, body):
+        return [
+            _data_url(p.get("image_url"))
+            for i in self._items(body) if i.get("role") == "user" and isinstance(i.get("content"), list)
+            for p in i["content"] if isinstance(p, Mapping) and p.get("type") == "input_image"
+        ]  # fmt: skip
 
     def reasoning_passed_back(self, body):
         return [
@@ -458,6 +525,15 @@ class AnthropicWire(Wire):
         system = body.get("system", MISSING)
         return system if system is MISSING else _text_of(system)
 
+    def user_images(self, body):
+        out = []
+        for m in body.get("messages") or []:
+            if isinstance(m, Mapping) and m.get("role") == "user" and isinstance(m.get("content"), list):
+                for b in m["content"]:
+                    if isinstance(b, Mapping) and b.get("type") == "image" and isinstance(b.get("source"), Mapping):
+                        out.append((b["source"].get("media_type", MISSING), b["source"].get("data", MISSING)))
+        return out
+
     def reasoning_passed_back(self, body):
         return [(b.get("thinking", MISSING), b.get("signature", MISSING)) for b in self._blocks(body, "assistant") if b.get("type") == "thinking"]
 
@@ -480,6 +556,7 @@ class GeminiWire(Wire):
     name = "gemini"
     model_prefix = "models/"
     response_id = "responseId"
+    cache_write = False
     parallel_knob = False
     fragments_arguments = False
     raw_arguments = False
@@ -568,6 +645,16 @@ class GeminiWire(Wire):
         if si is MISSING:
             return MISSING
         return _text_of(si.get("parts") if isinstance(si, Mapping) else si)
+
+    def user_images(self, body):
+        out = []
+        for c in body.get("contents") or []:
+            if isinstance(c, Mapping) and c.get("role", "user") == "user" and isinstance(c.get("parts"), list):
+                for part in c["parts"]:
+                    inline = part.get("inlineData", part.get("inline_data")) if isinstance(part, Mapping) else None
+                    if isinstance(inline, Mapping):
+                        out.append((inline.get("mimeType", inline.get("mime_type", MISSING)), inline.get("data", MISSING)))
+        return out
 
     def reasoning_passed_back(self, body):
         out = []
@@ -715,6 +802,59 @@ class BedrockWire(Wire):
     tool_keys = ("toolConfig",)
     strict = "toolConfig.tools[].toolSpec.strict"
     terminal_event = b"\x0bmessageStop"  # §5.4: the :event-type header value of messageStop
+    model_id = "arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.amazon.nova-micro-v1:0"  # §5.1: encoded with no safe characters
+    # ConverseStreamOutput's exception members and their modelled status (service-2.json, §5.5)
+    stream_exceptions = (
+        ("throttlingException", "RateLimitError"),  # 429
+        ("serviceUnavailableException", "ServerError"),  # 503
+        ("internalServerException", "ServerError"),  # 500
+        ("modelStreamErrorException", "ProviderError"),  # 424, as ModelErrorException
+        ("validationException", "BadRequestError"),  # 400
+    )
+
+    def error_forms(self):
+        quoted = '"sim-model"'
+        return [
+            ErrorForm(
+                "x-amzn-errortype as a shape id with its namespace and a URI (§5.5)",
+                {"status": 400, "error_type": "com.amazonaws.bedrockruntime#ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/",
+                 "message": f"The provided model identifier {quoted} is invalid."},
+                "BadRequestError", "ValidationException", f"The provided model identifier {quoted} is invalid.",
+            ),
+            ErrorForm(
+                "an AWS front end's body with a capitalised Message",
+                {"status": 403, "error_type": "AccessDeniedException",
+                 "body": {"Message": f"User: arn:aws:iam::123456789012:user/conformance is not authorized to perform: bedrock:InvokeModelWithResponseStream on resource: {quoted}"}},
+                "PermissionDeniedError", "AccessDeniedException",
+                f"User: arn:aws:iam::123456789012:user/conformance is not authorized to perform: bedrock:InvokeModelWithResponseStream on resource: {quoted}",
+            ),
+            ErrorForm(
+                "ResourceNotFoundException",
+                {"status": 404, "error_type": "ResourceNotFoundException", "message": f"Model {quoted} was not found."},
+                "NotFoundError", "ResourceNotFoundException", f"Model {quoted} was not found.",
+            ),
+        ]  # fmt: skip
+
+    def server_tool_events(self, first_index):
+        # a server-side tool: toolUse start with type server_tool_use, then a toolResult block (§5.8 #7)
+        from loopkit.simulators import _eventstream
+
+        use, result = first_index, first_index + 1
+        payloads = [
+            ("contentBlockStart", {"contentBlockIndex": use, "start": {"toolUse": {"toolUseId": "srvtoolu_cnf01", "name": "web_search", "type": "server_tool_use"}}}),
+            ("contentBlockDelta", {"contentBlockIndex": use, "delta": {"toolUse": {"input": '{"query": "weather Paris"}'}}}),
+            ("contentBlockStop", {"contentBlockIndex": use}),
+            ("contentBlockStart", {"contentBlockIndex": result, "start": {"toolResult": {"toolUseId": "srvtoolu_cnf01", "type": "web_search_result", "status": "success"}}}),
+            ("contentBlockDelta", {"contentBlockIndex": result, "delta": {"toolResult": [{"text": "Paris: 18 C, clear"}]}}),
+            ("contentBlockStop", {"contentBlockIndex": result}),
+        ]  # fmt: skip
+        return [_eventstream.event(name, _eventstream.json_bytes(payload)) for name, payload in payloads]
+
+    def generic_error_event(self, code, message):
+        # an event-stream message of type error: :error-code and :error-message headers, no payload (§5.6)
+        from loopkit.simulators import _eventstream
+
+        return _eventstream.frame(((":message-type", "error"), (":error-code", code), (":error-message", message)), b"")
     streaming_switch = 'calls /converse, not /converse-stream'
 
     def tools(self, body):
@@ -779,6 +919,15 @@ class BedrockWire(Wire):
         system = body.get("system", MISSING)
         return system if system is MISSING else _text_of(system)
 
+    def user_images(self, body):
+        out = []
+        for b in self._blocks(body, "user"):
+            image = b.get("image")
+            if isinstance(image, Mapping):
+                fmt, source = image.get("format", MISSING), image.get("source")
+                out.append((f"image/{fmt}" if isinstance(fmt, str) else fmt, source.get("bytes", MISSING) if isinstance(source, Mapping) else MISSING))
+        return out
+
     def reasoning_passed_back(self, body):
         out = []
         for b in self._blocks(body, "assistant"):
@@ -788,7 +937,10 @@ class BedrockWire(Wire):
         return out
 
     def stop_cases(self):
-        wire = _wire_stop
+        def wire(reason: str, expected: set[str], turn: Mapping[str, Any] = _TEXT) -> StopCase:
+            # an error stop's error_type is the wire reason (§0.2): the only place that says which
+            return replace(_wire_stop(reason, expected, turn), error_type=reason if "error" in expected else None)
+
         return [
             wire("end_turn", {"stop"}),
             wire("stop_sequence", {"stop"}),

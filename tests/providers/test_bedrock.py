@@ -294,7 +294,7 @@ def test_simulator_rejection_is_a_bad_request_naming_the_rule():
     ("kind", "cls"),
     [
         ("throttlingException", RateLimitError),
-        ("modelStreamErrorException", ServerError),
+        ("modelStreamErrorException", ProviderError),  # 424 in service-2.json, as ModelErrorException
         ("internalServerException", ServerError),
         ("serviceUnavailableException", ServerError),
         ("validationException", BadRequestError),
@@ -321,9 +321,18 @@ def test_exception_before_any_event_is_retried():
 
 def test_scripted_error_turn_is_a_model_stream_error():
     _, provider, _ = make([Turn(text="half", error="model crashed")] * 3)
-    with pytest.raises(ServerError, match="model crashed") as info:
+    with pytest.raises(ProviderError, match="model crashed") as info:
         ask(provider)
-    assert info.value.error_type == "modelStreamErrorException"
+    assert type(info.value) is ProviderError and info.value.error_type == "modelStreamErrorException"
+
+
+def test_model_stream_error_before_any_event_is_not_retried():
+    # modelled as HTTP 424 (a failed dependency, like ModelErrorException): not a retryable 5xx
+    sim, provider, sleeps = make([Turn(text="x", faults=[MidStreamError(after=0, error_type="modelStreamErrorException")]), Turn(text="ok")])
+    with pytest.raises(ProviderError) as info:
+        ask(provider)
+    assert not info.value.retryable and info.value.status is None
+    assert sleeps == [] and sim.used == 1
 
 
 def test_scripted_error_turn_without_streaming_is_http_424():
@@ -488,3 +497,27 @@ def test_error_class_follows_the_shape_over_the_status():
     assert type(err) is RateLimitError and err.retryable and err.status == 400
     err = http_error(418, {}, b'{"__type": "com.amazon.coral#ServiceUnavailableException", "message": "x"}')
     assert type(err) is ServerError and err.error_type == "ServiceUnavailableException"
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_request_for_another_model_names_that_model(stream):
+    # a Converse answer carries no model id: the message must name the model the request went to
+    sim, provider, _ = make([Turn(text="ok"), Turn(text="ok")], stream=stream)
+    assert ask(provider, model="us.amazon.nova-pro-v1:0").model == "us.amazon.nova-pro-v1:0"
+    assert sim.requests[0].path.endswith("/model/us.amazon.nova-pro-v1%3A0/" + ("converse-stream" if stream else "converse"))
+    assert ask(provider).model == MODEL
+
+
+def test_a_request_for_another_model_names_it_in_astream_and_closes_the_stream():
+    import asyncio
+
+    sim, provider, _ = make([Turn(text="a long answer", chunk_size=2)])
+
+    async def first_two():
+        events = provider.astream(ModelRequest([user("hi")], model="other-model"))
+        got = [await anext(events), await anext(events)]
+        await events.aclose()
+        return got
+
+    start, _ = asyncio.run(first_two())
+    assert start.model == "other-model" and provider.attempts == [1]

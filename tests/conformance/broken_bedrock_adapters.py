@@ -1,0 +1,304 @@
+"""Bedrock adapters with one realistic bug each, for the cases that read Bedrock's error forms,
+in-stream exceptions, cache usage and unusable echoed arguments.
+
+Each is a subclass of the shipped :class:`~loopkit.providers.bedrock.BedrockProvider` with one hook
+bent: the event-stream messages its decoder reads, the events it yields, the error it maps or the
+request body it builds. ``BEDROCK_EXPECTED`` maps a bug to the case ids that must fail, and only
+those, among every case whose result the bug can change (:data:`CHECKED`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+from urllib.parse import quote
+
+from loopkit.errors import ConnectionClosedError, ProviderError, ServerError
+from loopkit.eventstream import EventStreamDecoder, Message
+from loopkit.events import DoneEvent, ErrorEvent, StreamEvent, TextEndEvent
+from loopkit.messages import AssistantMessage, ToolCall
+from loopkit.providers._http import HttpCall, HttpProvider
+from loopkit.providers.bedrock import BedrockProvider, ConverseStreamDecoder, http_error
+
+
+class _BentFrames(EventStreamDecoder):
+    """The framing decoder, with every decoded message passed through ``bend`` (None drops it)."""
+
+    def __init__(self, bend: Callable[[Message], Message | None]) -> None:
+        super().__init__()
+        self.bend = bend
+
+    def feed(self, data: Any) -> list[Message]:
+        return [m for m in (self.bend(f) for f in super().feed(data)) if m is not None]
+
+
+def _raw_payload_as_message(frame: Message) -> Message | None:
+    """Takes an exception's whole payload text for its message (the JSON never decoded)."""
+    if frame.message_type == "exception":
+        return Message(frame.headers, json.dumps({"message": frame.payload.decode("utf-8")}).encode())
+    return frame
+
+
+def _skips_error_messages(frame: Message) -> Message | None:
+    """Knows only ``event`` and ``exception`` messages: an untyped ``error`` message is skipped."""
+    return None if frame.message_type == "error" else frame
+
+
+def _server_tool_as_call(frame: Message) -> Message | None:
+    """Reads every toolUse start as a call for the client, the server's own tools included."""
+    if frame.event_type == "contentBlockStart" and b'"server_tool_use"' in frame.payload:
+        return Message(frame.headers, frame.payload.replace(b',"type":"server_tool_use"', b""))
+    return frame
+
+
+def _frames_bug(bend: Callable[[Message], Message | None]) -> type:
+    class Decoder(ConverseStreamDecoder):
+        __slots__ = ()
+
+        def __init__(self, **kw: Any) -> None:
+            super().__init__(**kw)
+            self._frames = _BentFrames(bend)
+
+    return Decoder
+
+
+class _AllServerErrors(ConverseStreamDecoder):
+    """Raises every in-stream exception as a retryable 5xx, whatever its member."""
+
+    __slots__ = ()
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        try:
+            return super().feed(chunk)
+        except ConnectionClosedError:
+            raise
+        except ProviderError as err:
+            raise ServerError(err.message, error_type=err.error_type, provider="bedrock") from None
+
+
+class _ClosedWithoutProvider(ConverseStreamDecoder):
+    """Raises ConnectionClosedError without saying which provider's stream ended early."""
+
+    __slots__ = ()
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        try:
+            return super().feed(chunk)
+        except ConnectionClosedError as err:
+            raise ConnectionClosedError(err.message) from None
+
+    def close(self) -> list[StreamEvent]:
+        try:
+            return super().close()
+        except ConnectionClosedError as err:
+            raise ConnectionClosedError(err.message) from None
+
+
+class _NeedsMetadata(ConverseStreamDecoder):
+    """Takes the metadata event for the end of the answer: a body that ends after messageStop is cut short."""
+
+    __slots__ = ()
+
+    def close(self) -> list[StreamEvent]:
+        if not self._done and self._usage is None:
+            raise ConnectionClosedError("Bedrock stream ended before its metadata", provider="bedrock")
+        return super().close()
+
+
+def _drops_error_body(self: Any, status: int, headers: Any, body: bytes) -> ProviderError:
+    """Keeps the message of an HTTP error, not its decoded body."""
+    err = http_error(status, headers, body)
+    err.body = None
+    return err
+
+
+class _DropsCacheUsage:
+    """Wraps the decoder: usage keeps input and output only (the cache counts never read)."""
+
+    def __init__(self, inner: ConverseStreamDecoder) -> None:
+        self.inner = inner
+
+    def _bend(self, events: list[StreamEvent]) -> list[StreamEvent]:
+        for e in events:
+            if isinstance(e, (DoneEvent, ErrorEvent)) and e.usage is not None:
+                e.usage.cache_read = e.usage.cache_write = 0
+                e.usage.total_tokens = e.usage.input + e.usage.output
+        return events
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        return self._bend(self.inner.feed(chunk))
+
+    def close(self) -> list[StreamEvent]:
+        return self._bend(self.inner.close())
+
+
+class _Bent:
+    """Wraps the decoder, passing each batch of events through ``bend``."""
+
+    def __init__(self, inner: ConverseStreamDecoder, bend: Callable[[list[StreamEvent]], list[StreamEvent]]) -> None:
+        self.inner, self.bend = inner, bend
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        return self.bend(self.inner.feed(chunk))
+
+    def close(self) -> list[StreamEvent]:
+        return self.bend(self.inner.close())
+
+
+def _no_text_end(events: list[StreamEvent]) -> list[StreamEvent]:
+    """Text blocks are never ended (the contentBlockStop of a text block is dropped)."""
+    return [e for e in events if not isinstance(e, TextEndEvent)]
+
+
+def _error_stop_without_usage(events: list[StreamEvent]) -> list[StreamEvent]:
+    """An error stop (guardrail, content filter ...) loses the usage of its answer."""
+    return [replace(e, usage=None) if isinstance(e, ErrorEvent) else e for e in events]
+
+
+def _error_stop_untyped(events: list[StreamEvent]) -> list[StreamEvent]:
+    """Every error stop has the error_type ``error``: which stop reason it was is lost."""
+    return [replace(e, error_type="error") if isinstance(e, ErrorEvent) else e for e in events]
+
+
+def _bent(bend: Callable[[list[StreamEvent]], list[StreamEvent]]) -> Callable[[Any], Any]:
+    return lambda self: _Bent(BedrockProvider.stream_decoder(self), bend)
+
+
+def _model_path_keeps_slashes(self: Any, request: Any) -> HttpCall:
+    """URL-encodes the model id with ``quote``'s default, which keeps ``/`` (an ARN's path breaks)."""
+    op = "converse-stream" if self.streaming else "converse"
+    return HttpCall(method="POST", path=f"/model/{quote(request.model or self.model)}/{op}", json=self.request_body(request))
+
+
+def _error_type_verbatim(self: Any, status: int, headers: Any, body: bytes) -> ProviderError:
+    """Keeps ``x-amzn-errortype`` as sent, namespace and URI included."""
+    err = http_error(status, headers, body)
+    if headers.get("x-amzn-errortype"):
+        err.error_type = headers["x-amzn-errortype"]
+    return err
+
+
+def _lowercase_message_only(self: Any, status: int, headers: Any, body: bytes) -> ProviderError:
+    """Reads the body's ``message`` only: a capitalised ``Message`` leaves the raw body as the text."""
+    err = http_error(status, headers, body)
+    if isinstance(err.body, dict) and "message" not in err.body:
+        err.message = body.decode("utf-8")
+    return err
+
+
+def _echoes_arguments_as_kept(self: Any, request: Any) -> dict[str, Any]:
+    """Echoes each call's arguments as the message keeps them: the raw text of a call that never
+    parsed, a non-object as it is."""
+    body = BedrockProvider.request_body(self, request)
+    calls = {b.id: b for m in request.messages if isinstance(m, AssistantMessage) for b in m.content if isinstance(b, ToolCall)}
+    for m in body["messages"]:
+        for block in m["content"]:
+            call = calls.get((block.get("toolUse") or {}).get("toolUseId"))
+            if call is not None:
+                block["toolUse"] = {**block["toolUse"], "input": call.raw_arguments if call.raw_arguments is not None else call.arguments}
+    return body
+
+
+def _image_format_as_mime(self: Any, request: Any) -> dict[str, Any]:
+    """Sends an image's media type (image/png) where Converse wants its format name (png)."""
+    body = BedrockProvider.request_body(self, request)
+    for m in body["messages"]:
+        for block in m["content"]:
+            if "image" in block:
+                block["image"] = {**block["image"], "format": "image/" + block["image"]["format"]}
+    return body
+
+
+def _decoder_hook(decoder: type) -> Callable[[Any], Any]:
+    return lambda self: decoder(api=self.api, provider=self.provider_name, model=self.model)
+
+
+BUGS: dict[str, dict[str, Any]] = {
+    "raw_payload_as_message": {"stream_decoder": _decoder_hook(_frames_bug(_raw_payload_as_message))},
+    "skips_error_messages": {"stream_decoder": _decoder_hook(_frames_bug(_skips_error_messages))},
+    "all_stream_exceptions_server_errors": {"stream_decoder": _decoder_hook(_AllServerErrors)},
+    "drops_cache_usage": {"stream_decoder": lambda self: _DropsCacheUsage(BedrockProvider.stream_decoder(self))},
+    "error_type_verbatim": {"map_error": _error_type_verbatim},
+    "lowercase_message_only": {"map_error": _lowercase_message_only},
+    "echoes_arguments_as_kept": {"request_body": _echoes_arguments_as_kept},
+    # the answer names no model, so the decoder's (the adapter's) is kept even for a request for another
+    "names_the_adapters_model": {"stream": HttpProvider.stream, "astream": HttpProvider.astream},
+    "model_path_keeps_slashes": {"build_request": _model_path_keeps_slashes},
+    "no_text_end": {"stream_decoder": _bent(_no_text_end)},
+    "error_stop_without_usage": {"stream_decoder": _bent(_error_stop_without_usage)},
+    "error_stop_untyped": {"stream_decoder": _bent(_error_stop_untyped)},
+    "closed_without_provider": {"stream_decoder": _decoder_hook(_ClosedWithoutProvider)},
+    "drops_error_body": {"map_error": _drops_error_body},
+    "needs_metadata": {"stream_decoder": _decoder_hook(_NeedsMetadata)},
+    "server_tool_as_call": {"stream_decoder": _decoder_hook(_frames_bug(_server_tool_as_call))},
+    "image_format_as_mime": {"request_body": _image_format_as_mime},
+}
+
+BEDROCK_EXPECTED: dict[str, set[str]] = {
+    "raw_payload_as_message": {"failure.stream_exceptions"},
+    "skips_error_messages": {"failure.stream_error_event"},
+    "all_stream_exceptions_server_errors": {"failure.stream_exceptions"},
+    "drops_cache_usage": {"stream.usage_cache_tokens"},
+    "error_type_verbatim": {"failure.error_forms"},
+    "lowercase_message_only": {"failure.error_forms"},
+    "echoes_arguments_as_kept": {"request.history.unusable_arguments"},
+    "names_the_adapters_model": {"stream.model_named"},
+    "model_path_keeps_slashes": {"stream.model_named"},
+    "no_text_end": {"stream.blocks_ended"},
+    "error_stop_without_usage": {"stop.reasons"},
+    "error_stop_untyped": {"stop.reasons"},
+    "closed_without_provider": {"failure.ends_early"},
+    "drops_error_body": {"failure.error_forms"},
+    "needs_metadata": {"stream.ends_at_terminal"},
+    "server_tool_as_call": {"stream.server_tool_calls"},
+    "image_format_as_mime": {"request.user_image"},
+}
+
+CHECKED: tuple[str, ...] = (
+    "request.user_image",
+    "request.system",
+    "request.history.tool_calls",
+    "request.history.argument_types",
+    "request.history.unusable_arguments",
+    "stream.text",
+    "stream.text_then_tool_call",
+    "stream.thinking",
+    "stream.blocks_ended",
+    "stream.ends_at_terminal",
+    "stream.server_tool_calls",
+    "stream.model_named",
+    "stop.reasons",
+    "kind.content_filter",
+    "kind.stop_sequence",
+    "stream.async",
+    "stream.usage",
+    "stream.usage_cache_tokens",
+    "kind.reasoning_tokens",
+    "failure.http_400",
+    "failure.error_body_not_json",
+    "failure.auth",
+    "failure.error_forms",
+    "failure.http_429_retry_after",
+    "failure.http_500",
+    "failure.mid_stream",
+    "failure.stream_exceptions",
+    "failure.stream_error_event",
+    "failure.truncated",
+    "failure.ends_early",
+)
+"""The cases whose result these bugs can change: the ones named above and their neighbours."""
+
+
+def broken_bedrock(bug: str) -> Callable[..., Any]:
+    """A factory for the Bedrock adapter with ``bug`` planted."""
+    cls = type(f"Broken{bug.title().replace('_', '')}", (BedrockProvider,), BUGS[bug])
+
+    def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
+        kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "transport": transport, "retry": retry}
+        if base_url is not None:
+            kwargs["base_url"] = base_url
+        return cls(**kwargs)
+
+    return factory

@@ -1,0 +1,42 @@
+"""Each case that reads Bedrock's error forms, in-stream exceptions, cache usage or unusable echoed
+arguments fails on an adapter that gets it wrong, and only that case; the shipped adapter passes."""
+
+from __future__ import annotations
+
+import pytest
+from broken_bedrock_adapters import BEDROCK_EXPECTED, CHECKED, broken_bedrock
+
+from loopkit.conformance import CASE_IDS
+from loopkit.conformance._suite import Suite, select_cases
+
+NEW_CASES = {
+    "request.user_image",
+    "request.history.unusable_arguments",
+    "stream.usage_cache_tokens",
+    "stream.model_named",
+    "failure.error_forms",
+    "failure.stream_exceptions",
+    "failure.stream_error_event",
+    "stream.blocks_ended",
+    "stream.ends_at_terminal",
+    "stream.server_tool_calls",
+}
+
+
+@pytest.mark.parametrize("bug", list(BEDROCK_EXPECTED))
+def test_bedrock_bug_fails_exactly_the_right_cases(bug: str) -> None:
+    report = Suite(broken_bedrock(bug), "bedrock", cases=select_cases(CHECKED)).run()
+    assert set(report.failing()) == BEDROCK_EXPECTED[bug], "\n".join(f"{r.case_id}: {r.detail}" for r in report.results if r.status != "pass")
+    assert all(r.mismatches for r in report.results if r.status == "fail"), "a failure says what was parsed or sent"
+
+
+def test_every_new_case_is_registered_and_proven_by_a_bug() -> None:
+    assert NEW_CASES <= set(CASE_IDS) and NEW_CASES <= set(CHECKED)
+    # every new case, stop.reasons for what it now checks of an error stop (error_type, usage), and
+    # a cut-off stream for the provider its error names
+    assert set().union(*BEDROCK_EXPECTED.values()) == NEW_CASES | {"stop.reasons", "failure.ends_early"}
+
+
+def test_shipped_bedrock_adapter_passes_the_checked_cases() -> None:
+    report = Suite("bedrock", cases=select_cases(CHECKED)).run()
+    assert report.ok, [(r.case_id, r.detail) for r in report.results if r.status in ("fail", "error")]
