@@ -141,11 +141,11 @@ def _web_search_first(chunks: list[bytes]) -> list[bytes]:
 def check_server_tool_blocks(ctx: Context) -> None:
     a, _ = call_ids(ctx.wire)
     text = "Paris is 18 C and clear; let me get the time too."
-    turn = Turn(text=text, tool_calls=(call("get_time", {"tz": "Europe/Paris"}, id=a),), chunk_size=9)
+    turn = Turn(thinking="Search first, then ask for the time.", thinking_signature=SIGNATURE, text=text, tool_calls=(call("get_time", {"tz": "Europe/Paris"}, id=a),), chunk_size=9)
     m = finished(ctx, answer(ctx, [turn], cut=_web_search_first), "an answer after a server-side web search")
     if m is None:
         return
-    ctx.expect("content blocks (the server tool's blocks are not the loop's)", kinds(m), ["text", "toolCall"])
+    ctx.expect("content blocks (the server tool's blocks are not the loop's)", kinds(m), ["thinking", "text", "toolCall"])
     ctx.expect("text", m.text, text)
     ctx.expect("the loop's tool call (id, name, arguments)", [(c.id, c.name, c.arguments) for c in only_calls(m)], [(a, "get_time", {"tz": "Europe/Paris"})])
     ctx.expect("stop_reason", m.stop_reason, "toolUse")
