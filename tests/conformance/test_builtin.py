@@ -34,7 +34,7 @@ NOT_APPLICABLE: dict[str, set[str]] = {
 
 
 # What only a streamed answer can show: not applicable to an adapter asking for JSON bodies.
-STREAMED_ONLY = {"failure.mid_stream", "failure.abort", "stream.thinking.summary_parts", "failure.flat_error_event"}
+STREAMED_ONLY = {"failure.mid_stream", "failure.abort", "failure.flat_error_event"}
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "non-streamed"])
