@@ -193,6 +193,8 @@ def check_flat_error_event(ctx: Context) -> None:
     expect_error_details(ctx, ex, status=None, error_type=error_type)
     if message not in said(ex):
         ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
+    if isinstance(ex.error, ProviderError) and not ex.error.provider:
+        ctx.fail("the error's provider", "the protocol that raised it", ex.error.provider)
     ctx.expect("requests sent (a stream that failed part-way is not retried)", ex.attempts, 1)
 
 
@@ -267,10 +269,20 @@ def _event(data: dict[str, Any]) -> bytes:
 
 
 def _two_summary_parts(chunks: list[bytes]) -> list[bytes]:
-    """The Responses stream with its reasoning summary sent as two parts, each with its own
-    ``reasoning_summary_part.added`` ... ``.done`` events (what the API sends for a summary of
-    several paragraphs, docs/wire.md §2.4); the finished item and response list both parts."""
+    """The Responses answer with its reasoning summary in two parts (what the API sends for a
+    summary of several paragraphs, docs/wire.md §2.4): streamed, each part with its own
+    ``reasoning_summary_part.added`` ... ``.done`` events, and the finished item and response
+    listing both; whole, the reasoning item's ``summary`` listing both."""
     parts = [{"type": "summary_text", "text": t} for t in SUMMARY_PARTS]
+    if not any(b"data:" in c for c in chunks):  # a whole response: its reasoning item lists both parts
+
+        def two_parts(data: Any) -> Any:
+            for item in data.get("output") or () if isinstance(data, dict) else ():
+                if isinstance(item, dict) and item.get("type") == "reasoning" and item.get("summary"):
+                    item["summary"] = parts
+            return data
+
+        return _payloads(chunks, two_parts)
     out: list[dict[str, Any]] = []
     for data in (_payload(c) for c in chunks):
         if data is None:
@@ -306,10 +318,12 @@ def check_summary_parts(ctx: Context) -> None:
     m = finished(ctx, ex, "an answer whose reasoning summary has two parts")
     if m is None:
         return
-    thinking = [b.thinking for b in m.content if isinstance(b, ThinkingContent)]
+    blocks = [b for b in m.content if isinstance(b, ThinkingContent)]
+    thinking = [b.thinking for b in blocks]
     first, second = SUMMARY_PARTS
     if len(thinking) != 1 or not re.fullmatch(re.escape(first) + r"\s+" + re.escape(second), thinking[0]):
         ctx.fail("the thinking block (both summary parts, in order, kept apart)", f"{first!r}, white space, {second!r}", thinking)
+    ctx.expect("redacted flag of thinking that has its text", [b.redacted for b in blocks], [False])
     ctx.expect("text", m.text, "Sunny.")
 
 
@@ -331,7 +345,7 @@ DETAIL_CASES: tuple[Case, ...] = (
     Case("usage.cache_read", "Cached prompt tokens are reported as cache_read and left out of input; total_tokens is the answer's total.", "docs/wire.md §1.3, §2.3, §3.3, §4.3, §5.4", check_cached_usage),
     Case("request.user_images", "A user message's text and image parts reach the wire in order, the image with its media type and base64 data.", "docs/wire.md §2.2 and each protocol's user content form", check_user_images),
     Case("failure.model_error", "An answer the model itself failed (response.failed, an error frame or finish) fails the call with the provider's message, never a 'done'; a raised ProviderError names its provider and keeps the decoded error.", "docs/wire.md §2.5, §6.3; docs/loop-contract.md §7.5", check_model_error),
-    Case("stream.thinking.summary_parts", "A reasoning summary streamed in several parts becomes one thinking block with every part, in order.", "docs/wire.md §2.4", check_summary_parts, _responses_summary, streamed_only=True),
+    Case("stream.thinking.summary_parts", "A reasoning summary in several parts becomes one thinking block (not redacted) with every part, in order.", "docs/wire.md §2.3, §2.4", check_summary_parts, _responses_summary),
     Case("failure.flat_error_event", "Responses' flat in-stream error event fails the call with its message and code, as the nested one does.", "docs/wire.md §2.5, §2.7 #4", check_flat_error_event, _responses_flat, streamed_only=True),
     Case("request.history.call_item_ids", "An echoed function call carries its call_id and the item id the answer gave it, after its reasoning item, echoed whole (id, summary, encrypted_content).", "docs/wire.md §2.6, §2.7 #2", check_call_item_ids, _responses_only),
 )
