@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from ..errors import ProviderError
-from ..events import DoneEvent, StartEvent, ToolCallDeltaEvent, ToolCallStartEvent
+from ..events import DoneEvent, ErrorEvent, StartEvent, ToolCallDeltaEvent, ToolCallStartEvent
 from ..messages import (
     AssistantMessage,
     TextContent,
@@ -200,6 +200,14 @@ def check_call_events(ctx: Context) -> None:
     if m is None:
         return
     _expect_call_events(ctx, ex.events, only_calls(m))
+    if not ctx.wire.reasoning:
+        return
+    turn = Turn(thinking="Two lookups.", thinking_signature=SIGNATURE, text="Checking.", tool_calls=(call("get_weather", {"city": "Paris"}, id=a),))
+    ex = answer(ctx, [turn])
+    m = finished(ctx, ex, "thinking, text and a call")
+    if m is not None:
+        ctx.expect("content blocks of thinking, text and a call", kinds(m), ["thinking", "text", "toolCall"])
+        _expect_call_events(ctx, ex.events, only_calls(m))
 
 
 def _expect_call_events(ctx: Context, events: list[Any], calls: list[ToolCall]) -> None:
@@ -304,8 +312,9 @@ def check_prompt_blocked(ctx: Context) -> None:
     ctx.expect("stop_reason of a blocked prompt (never a clean stop)", m.stop_reason, "error")
     if reason.lower() not in (m.error_type or "").lower():
         ctx.fail("error_type of a blocked prompt", f"the block reason, {reason!r}", m.error_type)
-    if not m.error_message:
-        ctx.fail("error_message of a blocked prompt", "a message saying why", m.error_message)
+    why = ex.terminal.error_message if isinstance(ex.terminal, ErrorEvent) else None
+    if not why:
+        ctx.fail("the error event's message for a blocked prompt", "a message saying why", why)
     ctx.expect("usage (input, output) of a blocked prompt", (m.usage.input, m.usage.output), (USAGE.input, 0))
     if only_calls(m) or m.text:
         ctx.fail("content of a blocked prompt", "none", describe_message(m))
