@@ -184,11 +184,20 @@ class Wire:
         (keeping the usage the answer reported)."""
         raise NotImplementedError
 
+    wrapped_error_body: str | None = None
+    """Another shape an HTTP error body can take (None: only the protocol's usual one)."""
+
+    def wrap_error_body(self, error: Mapping[str, Any]) -> Any:
+        """The protocol's error body for ``error`` (its usual ``{"error": ...}`` fields) in the
+        :attr:`wrapped_error_body` shape."""
+        raise NotImplementedError
+
     unframed_errors: str | None = None
     """How an error event can also arrive without the protocol's framing (None: it cannot)."""
 
-    def unframe_errors(self, chunks: list[bytes]) -> list[bytes]:
-        """An answer's wire events with each error event written without its framing."""
+    def unframe_errors(self, chunks: list[bytes], *, in_array: bool = False) -> list[bytes]:
+        """An answer's wire events with each error event written without its framing (in a
+        one-element array with ``in_array``)."""
         raise NotImplementedError
 
     # --- request side ---------------------------------------------------------------------
@@ -710,14 +719,19 @@ class GeminiWire(Wire):
 
     unframed_errors = "google-genai joins bare JSON lines (no data: prefix) until the braces balance: how errors can arrive (§4.4)"
 
-    def unframe_errors(self, chunks):
+    def unframe_errors(self, chunks, *, in_array=False):
         out = []
         for chunk in chunks:
             data = _sse_json(chunk)
-            if isinstance(data, Mapping) and "error" in data:  # in a one-element array, as REST errors may be
-                chunk = (json.dumps([data], ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+            if isinstance(data, Mapping) and "error" in data:  # alone, or in a one-element array as REST errors may be
+                chunk = (json.dumps([data] if in_array else data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
             out.append(chunk)
         return out
+
+    wrapped_error_body = "a one-element JSON array around the error object (§4.5)"
+
+    def wrap_error_body(self, error):
+        return [{"error": dict(error)}]
 
 
 def _sse_json(chunk: bytes) -> Any:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..errors import ProviderError
-from ..events import DoneEvent, StartEvent, ToolCallDeltaEvent, ToolCallStartEvent
+from ..errors import BadRequestError, ProviderError
+from ..events import DoneEvent, ErrorEvent, StartEvent, ToolCallDeltaEvent, ToolCallStartEvent
 from ..messages import (
     AssistantMessage,
     TextContent,
@@ -107,13 +107,31 @@ def check_unframed_error(ctx: Context) -> None:
     message = 'Upstream failure {"shard": 3} with a quote \\" and a } brace (conformance)'
     error_type = ctx.wire.error_types[1]
     turn = Turn(text="This answer fails part-way.", chunk_size=4, faults=(MidStreamError(after=2, message=message, error_type=error_type),))
-    ex = answer(ctx, [turn, "Never reached."], cut=ctx.wire.unframe_errors)
-    expect_failure(ctx, ex, (ProviderError,), f"an error event written as {ctx.wire.unframed_errors}")
-    expect_error_details(ctx, ex, status=None, error_type=error_type)
+    for in_array in (False, True):
+        form = f"{ctx.wire.unframed_errors}{', in an array' if in_array else ''}"
+        ex = answer(ctx, [turn, "Never reached."], cut=lambda chunks, a=in_array: ctx.wire.unframe_errors(chunks, in_array=a))
+        expect_failure(ctx, ex, (ProviderError,), f"an error event written as {form}")
+        expect_error_details(ctx, ex, status=None, error_type=error_type)
+        if message not in said(ex):
+            ctx.fail(f"the provider's error message ({form})", f"text containing {message!r}", said(ex))
+        if any(isinstance(e, DoneEvent) for e in ex.events):
+            ctx.fail(f"events ({form})", "no 'done' event", ex.outcome())
+
+
+def _wrapped_error_body(wire: Wire, provider: Any) -> str | None:
+    return None if wire.wrapped_error_body else f"{wire.name}'s HTTP errors come in one body shape (docs/wire.md §6.3)"
+
+
+def check_wrapped_error_body(ctx: Context) -> None:
+    message = "Invalid request in a wrapped error body (conformance)"
+    error_type = ctx.wire.error_types[0]
+    body = ctx.wire.wrap_error_body({"code": 400, "message": message, "status": error_type})
+    ex = answer(ctx, [Turn(faults=(HttpFault(status=400, body=body),)), "Never reached."])
+    expect_failure(ctx, ex, (BadRequestError,), f"HTTP 400 with {ctx.wire.wrapped_error_body}")
+    expect_error_details(ctx, ex, status=400, error_type=error_type)
     if message not in said(ex):
         ctx.fail("the provider's error message", f"text containing {message!r}", said(ex))
-    if any(isinstance(e, DoneEvent) for e in ex.events):
-        ctx.fail("events", "no 'done' event", ex.outcome())
+    ctx.expect("requests sent (an HTTP 400 is not retried)", ex.attempts, 1)
 
 
 def check_results_out_of_order(ctx: Context) -> None:
@@ -200,6 +218,14 @@ def check_call_events(ctx: Context) -> None:
     if m is None:
         return
     _expect_call_events(ctx, ex.events, only_calls(m))
+    if not ctx.wire.reasoning:
+        return
+    turn = Turn(thinking="Two lookups.", thinking_signature=SIGNATURE, text="Checking.", tool_calls=(call("get_weather", {"city": "Paris"}, id=a),))
+    ex = answer(ctx, [turn])
+    m = finished(ctx, ex, "thinking, text and a call")
+    if m is not None:
+        ctx.expect("content blocks of thinking, text and a call", kinds(m), ["thinking", "text", "toolCall"])
+        _expect_call_events(ctx, ex.events, only_calls(m))
 
 
 def _expect_call_events(ctx: Context, events: list[Any], calls: list[ToolCall]) -> None:
@@ -304,8 +330,9 @@ def check_prompt_blocked(ctx: Context) -> None:
     ctx.expect("stop_reason of a blocked prompt (never a clean stop)", m.stop_reason, "error")
     if reason.lower() not in (m.error_type or "").lower():
         ctx.fail("error_type of a blocked prompt", f"the block reason, {reason!r}", m.error_type)
-    if not m.error_message:
-        ctx.fail("error_message of a blocked prompt", "a message saying why", m.error_message)
+    why = ex.terminal.error_message if isinstance(ex.terminal, ErrorEvent) else None
+    if not why:
+        ctx.fail("the error event's message for a blocked prompt", "a message saying why", why)
     ctx.expect("usage (input, output) of a blocked prompt", (m.usage.input, m.usage.output), (USAGE.input, 0))
     if only_calls(m) or m.text:
         ctx.fail("content of a blocked prompt", "none", describe_message(m))
@@ -343,5 +370,6 @@ WIRE_FORM_CASES: tuple[Case, ...] = (
     Case("stream.usage.cache_read", "Cached prompt tokens are reported as cache_read, apart from the other input tokens.", "docs/wire.md §1.4 #6, §2.3, §3.4, §4.3, §5.4", check_usage_cache),
     Case("stop.prompt_blocked", "A prompt the API blocks outright (no answer at all) is an error stop naming the block reason, with its usage; never a clean stop.", "docs/wire.md §4.3; google-genai types PromptFeedback.block_reason", check_prompt_blocked, _blocked_prompts, streamed_only=True),
     Case("failure.stream_error_first", "An error event that opens the stream, before any content, is retried when the protocol calls it transient, and not otherwise.", "docs/wire.md §0 (retries), §4.5, §6.3", check_stream_error_first, _retried_stream_errors, streamed_only=True),
+    Case("failure.error_body_wrapped", "An HTTP error body in the protocol's other shape (Gemini's one-element array) still gives the provider's message and error type.", "docs/wire.md §4.5, §6.3", check_wrapped_error_body, _wrapped_error_body),
     Case("request.history.results_out_of_order", "Results given in another order than their calls (two calls of one tool, sent without ids where the wire allows) each reach their own call.", "docs/wire.md §0.3, §4.6; docs/loop-contract.md §7.4", check_results_out_of_order),
 )

@@ -17,7 +17,7 @@ from loopkit.errors import StreamError
 from loopkit.events import ErrorEvent, ToolCallDeltaEvent
 from loopkit.messages import ToolResultMessage
 from loopkit.providers._sse import SSEDecoder
-from loopkit.providers.gemini import GeminiProvider, GeminiStreamDecoder
+from loopkit.providers.gemini import GeminiProvider, GeminiStreamDecoder, google_error
 
 
 class _WholeCallsOnly(GeminiStreamDecoder):
@@ -185,6 +185,20 @@ class _BodyRetryInfoOnly(GeminiProvider):
         return super().map_error(status, type(headers)(), body)
 
 
+class _ErrorObjectsOnly(GeminiProvider):
+    """Reads an HTTP error body only as an ``{"error": ...}`` object: in an array, the message is
+    the raw body text and the error type is lost."""
+
+    def map_error(self, status: int, headers: Any, body: bytes) -> Any:
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = None
+        if isinstance(data, list):
+            return google_error(status, None, body, retry_after=None, provider=self.provider_name)
+        return super().map_error(status, headers, body)
+
+
 def _factory_for(cls: type) -> Callable[..., Any]:
     def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
         kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "transport": transport, "retry": retry}
@@ -199,6 +213,7 @@ GEMINI_BUGS: dict[str, type] = {
     "whole_calls_only": _decoder_bug(_WholeCallsOnly),
     "sse_only": _decoder_bug(_SseOnly),
     "results_as_given": _ResultsAsGiven,
+    "error_objects_only": _ErrorObjectsOnly,
     "body_retry_info_only": _BodyRetryInfoOnly,
     "configured_model_only": _ConfiguredModelOnly,
     "no_response_id": _decoder_bug(_NoResponseId),
@@ -223,6 +238,7 @@ GEMINI_EXPECTED: dict[str, set[str]] = {
     "whole_calls_only": {"stream.streamed_call_form"},
     "sse_only": {"failure.unframed_error"},
     "results_as_given": {"request.history.results_out_of_order"},
+    "error_objects_only": {"failure.error_body_wrapped"},
     "body_retry_info_only": {"failure.retry_after_header"},
     "configured_model_only": {"request.model"},
     "no_response_id": {"stream.metadata"},
