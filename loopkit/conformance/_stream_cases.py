@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ..events import ErrorEvent
 from ..messages import TextContent, ThinkingContent, ToolResultMessage, Usage, user
 from ..provider import ModelRequest
@@ -281,6 +283,8 @@ def check_server_tool_blocks(ctx: Context) -> None:
     turn = Turn(text="Let me check.", tool_calls=(call("get_weather", {"city": "Paris"}, id=a),))
 
     def with_server_tool(chunks: list[bytes]) -> list[bytes]:
+        if not ctx.streamed:
+            return [json.dumps(ctx.wire.with_server_tool_body(json.loads(b"".join(chunks)))).encode()]
         for i, chunk in enumerate(chunks):
             if ctx.wire.is_terminal(chunk):
                 return chunks[:i] + ctx.wire.server_tool_events(2) + chunks[i:]  # blocks 0 and 1: the text and the call

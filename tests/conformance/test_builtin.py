@@ -35,7 +35,7 @@ for _protocol in ("openai_chat", "openai_responses", "anthropic", "gemini"):
 
 # What only a streamed answer can show: not applicable to an adapter asking for JSON bodies.
 STREAMED_ONLY = {"failure.mid_stream", "failure.abort"}
-STREAMED_ONLY |= {"failure.stream_exceptions", "failure.stream_error_event", "stream.server_tool_blocks", "stream.ends_at_terminal"}
+STREAMED_ONLY |= {"failure.stream_exceptions", "failure.stream_error_event", "stream.ends_at_terminal"}
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "non-streamed"])
