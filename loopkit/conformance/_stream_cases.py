@@ -226,6 +226,9 @@ def check_usage_cache_tokens(ctx: Context) -> None:
 
 
 def check_model_named(ctx: Context) -> None:
+    m = finished(ctx, answer(ctx, ["Hi."]), "a request naming no model")
+    if m is not None and not (isinstance(m.model, str) and m.model):
+        ctx.fail("the message's model when the request names none (the adapter's)", "a non-empty name", m.model)
     model = ctx.wire.model_id
     for use_async in (False, True):
         via = "astream()" if use_async else "stream()"

@@ -148,7 +148,7 @@ class Wire:
         return []
 
     def with_server_tool_body(self, body: Any) -> Any:
-        """A non-streamed answer's JSON with the same server-side tool's blocks added after its content."""
+        """A non-streamed answer's JSON with the same server-side tool's blocks before its content."""
         raise NotImplementedError
     streaming_switch: str = ""
     """How a request asks for a non-streamed answer, in words (for a case's not-applicable reason)."""
@@ -698,7 +698,7 @@ class BedrockWire(Wire):
             {"toolUse": {"toolUseId": "srvtoolu_cnf01", "name": "web_search", "input": {"query": "weather Paris"}, "type": "server_tool_use"}},
             {"toolResult": {"toolUseId": "srvtoolu_cnf01", "content": [{"text": "Paris: 18 C, clear"}], "status": "success", "type": "web_search_result"}},
         ]
-        body["output"]["message"]["content"] += blocks
+        body["output"]["message"]["content"][:0] = blocks  # the server searched before it answered
         return body
 
     def generic_error_event(self, code, message):
