@@ -203,6 +203,7 @@ def check_usage(ctx: Context) -> None:
     if m is None:
         return
     ctx.expect("usage (input, output)", (m.usage.input, m.usage.output), (11, 7))
+    ctx.expect("usage (cache_read, cache_write) of an answer that used no cache", (m.usage.cache_read, m.usage.cache_write), (0, 0))
 
 
 def check_async(ctx: Context) -> None:
