@@ -168,7 +168,7 @@ CASES: tuple[Case, ...] = (
     Case("stream.unicode", "Non-ASCII text and arguments (accents, emoji, CJK, RTL, combining marks, escapes) arrive intact.", "docs/wire.md §1.7 #3", check_unicode),
     Case("stream.utf8_split", "A body delivered 3 bytes at a time, splitting UTF-8 sequences, parses to the same message.", "docs/wire.md §0 (SSE framing), §5.6", check_utf8_split),
     Case("stream.usage", "Token usage is reported on the message.", "docs/wire.md §1.4 #6, §2.3, §3.4, §4.4, §5.4", check_usage),
-    Case("stream.server_tool_calls", "Blocks of a tool the server ran itself (its toolUse with type server_tool_use and its toolResult) are dropped; the client's call around them is kept.", "docs/wire.md §5.4, §5.8 #7", check_server_tool_blocks, _server_tools, streamed_only=True),
+    Case("stream.server_tool_calls", "Blocks of a tool the server ran itself (its toolUse with type server_tool_use and its toolResult) are dropped; the client's call around them is kept.", "docs/wire.md §5.4, §5.8 #7", check_server_tool_blocks, _server_tools),
     Case("stream.blocks_ended", "Every block a stream starts (thinking, text, each call) is ended once, before the terminal event.", "docs/loop-contract.md §7.6", check_blocks_ended),
     Case("stream.ends_at_terminal", "A stream that ends right after its terminal event (without what may follow it, like Bedrock's metadata) is a complete answer.", "docs/wire.md §5.4", check_ends_at_terminal, streamed_only=True),
     Case("stream.usage_cache_tokens", "Prompt-cache reads and writes and the total are reported as the wire gives them.", "docs/wire.md §1.4 #6, §2.3, §3.4, §4.4, §5.3", check_usage_cache_tokens),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from ..events import ErrorEvent
 from ..messages import TextContent, ThinkingContent, ToolResultMessage, Usage, user
 from ..provider import ModelRequest
@@ -201,6 +203,7 @@ def check_usage(ctx: Context) -> None:
     if m is None:
         return
     ctx.expect("usage (input, output)", (m.usage.input, m.usage.output), (11, 7))
+    ctx.expect("usage (cache_read, cache_write) of an answer that used no cache", (m.usage.cache_read, m.usage.cache_write), (0, 0))
 
 
 def check_async(ctx: Context) -> None:
@@ -224,6 +227,9 @@ def check_usage_cache_tokens(ctx: Context) -> None:
 
 
 def check_model_named(ctx: Context) -> None:
+    m = finished(ctx, answer(ctx, ["Hi."]), "a request naming no model")
+    if m is not None and not (isinstance(m.model, str) and m.model):
+        ctx.fail("the message's model when the request names none (the adapter's)", "a non-empty name", m.model)
     model = ctx.wire.model_id
     for use_async in (False, True):
         via = "astream()" if use_async else "stream()"
@@ -281,6 +287,8 @@ def check_server_tool_blocks(ctx: Context) -> None:
     turn = Turn(text="Let me check.", tool_calls=(call("get_weather", {"city": "Paris"}, id=a),))
 
     def with_server_tool(chunks: list[bytes]) -> list[bytes]:
+        if not ctx.streamed:
+            return [json.dumps(ctx.wire.with_server_tool_body(json.loads(b"".join(chunks)))).encode()]
         for i, chunk in enumerate(chunks):
             if ctx.wire.is_terminal(chunk):
                 return chunks[:i] + ctx.wire.server_tool_events(2) + chunks[i:]  # blocks 0 and 1: the text and the call

@@ -148,6 +148,10 @@ class Wire:
         """Wire events of a tool the server runs itself (its call and its result), as blocks from
         ``first_index`` on; empty when the protocol's stream has no such blocks."""
         return []
+
+    def with_server_tool_body(self, body: Any) -> Any:
+        """A non-streamed answer's JSON with the same server-side tool's blocks before its content."""
+        raise NotImplementedError
     streaming_switch: str = ""
     """How a request asks for a non-streamed answer, in words (for a case's not-applicable reason)."""
 
@@ -863,6 +867,14 @@ class BedrockWire(Wire):
             ("contentBlockStop", {"contentBlockIndex": result}),
         ]  # fmt: skip
         return [_eventstream.event(name, _eventstream.json_bytes(payload)) for name, payload in payloads]
+
+    def with_server_tool_body(self, body):
+        blocks = [
+            {"toolUse": {"toolUseId": "srvtoolu_cnf01", "name": "web_search", "input": {"query": "weather Paris"}, "type": "server_tool_use"}},
+            {"toolResult": {"toolUseId": "srvtoolu_cnf01", "content": [{"text": "Paris: 18 C, clear"}], "status": "success", "type": "web_search_result"}},
+        ]
+        body["output"]["message"]["content"][:0] = blocks  # the server searched before it answered
+        return body
 
     def generic_error_event(self, code, message):
         # an event-stream message of type error: :error-code and :error-message headers, no payload (§5.6)

@@ -430,14 +430,14 @@ def decode_converse_body(data: Any, *, api: str = "bedrock-converse", provider: 
                     ThinkingDeltaEvent(content_index=i, delta=str(rt.get("text", ""))),
                     ThinkingEndEvent(content_index=i, thinking_signature=rt.get("signature")),
                 ]
-        elif "toolUse" in block:
+        elif "toolUse" in block and (block["toolUse"] or {}).get("type", "tool_use") == "tool_use":
             tu = block["toolUse"]
             raw = tu.get("input", {})
             arguments, raw_arguments = parse_arguments(raw) if isinstance(raw, str) else (raw, None)
             call = ToolCall(id=str(tu.get("toolUseId", "")), name=str(tu.get("name", "")), arguments=arguments, raw_arguments=raw_arguments)
             events.append(ToolCallEndEvent(content_index=i, tool_call=call))
         else:
-            continue  # images, citations, server-side tool blocks: not part of loopkit's vocabulary
+            continue  # images, citations, server-side tool use and results: not part of loopkit's vocabulary
         i += 1
     events.append(_terminal(stop_reason, usage_from(data.get("usage"))))
     return events

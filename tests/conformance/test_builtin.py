@@ -45,7 +45,7 @@ for _protocol in ("openai_chat", "openai_responses", "anthropic", "gemini"):
 
 
 # What only a streamed answer can show: not applicable to an adapter asking for JSON bodies.
-STREAMED_ONLY = {"failure.mid_stream", "failure.abort", "failure.flat_error_event", "failure.stream_exceptions", "failure.stream_error_event", "stream.server_tool_calls", "stream.ends_at_terminal"}
+STREAMED_ONLY = {"failure.mid_stream", "failure.abort", "failure.flat_error_event", "failure.stream_exceptions", "failure.stream_error_event", "stream.ends_at_terminal"}
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "non-streamed"])

@@ -521,3 +521,19 @@ def test_a_request_for_another_model_names_it_in_astream_and_closes_the_stream()
 
     start, _ = asyncio.run(first_two())
     assert start.model == "other-model" and provider.attempts == [1]
+
+
+def test_a_server_side_tool_in_a_body_is_not_a_call():
+    body = {
+        "output": {"message": {"role": "assistant", "content": [
+            {"text": "Searching."},
+            {"toolUse": {"toolUseId": "srvtoolu_1", "name": "web_search", "input": {"query": "Paris"}, "type": "server_tool_use"}},
+            {"toolResult": {"toolUseId": "srvtoolu_1", "content": [{"text": "18 C"}], "status": "success", "type": "web_search_result"}},
+            {"toolUse": {"toolUseId": "tooluse_1", "name": "add", "input": {"a": 1, "b": 2}}},
+        ]}},
+        "stopReason": "tool_use",
+        "usage": {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7},
+    }  # fmt: skip
+    message = accumulate(decode_converse_body(body, model=MODEL))
+    assert [(c.id, c.name, c.arguments) for c in message.tool_calls] == [("tooluse_1", "add", {"a": 1, "b": 2})]
+    assert message.text == "Searching."
