@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..errors import AuthenticationError, BadRequestError, PermissionDeniedError, ProviderError, ServerError, WireError
+from ..errors import (
+    AuthenticationError,
+    BadRequestError,
+    PermissionDeniedError,
+    ProviderError,
+    ServerError,
+    WireError,
+)
 from ..events import DoneEvent, ErrorEvent, TextDeltaEvent
 from ..provider import AbortSignal, ModelRequest
 from ..script import Delay, HttpFault, MidStreamError, Truncate, Turn, call
@@ -240,7 +247,7 @@ def check_ends_early(ctx: Context) -> None:
 
 
 def _error_class(name: str) -> type:
-    import loopkit.errors as errors
+    from loopkit import errors
 
     return getattr(errors, name)
 

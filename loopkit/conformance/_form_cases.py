@@ -16,10 +16,31 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage, UserMessage, user
+from ..messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+    user,
+)
 from ..script import Turn, call
 from ._case import Case, Context
-from ._fixtures import PROMPT, SIGNATURE, accepted, answer, call_ids, finished, history, kinds, only_calls, request
+from ._fixtures import (
+    PROMPT,
+    SIGNATURE,
+    accepted,
+    answer,
+    call_ids,
+    finished,
+    history,
+    kinds,
+    only_calls,
+    request,
+)
 from ._harness import is_provider_failure
 from ._wire import Wire
 

@@ -6,10 +6,30 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from ..messages import AssistantMessage, ImageContent, TextContent, ToolCall, ToolResultMessage, UserMessage, user
+from ..messages import (
+    TextContent,
+    ToolResultMessage,
+    user,
+)
 from ..script import ScriptedCall, Turn
 from ._case import Context
-from ._fixtures import CLOCK, PROMPT, SIGNATURE, SYSTEM, TOOLS, TWICE_CALLS, WEATHER, accepted, answer, call_ids, finished, history, only_calls, request, twice_history
+from ._fixtures import (
+    CLOCK,
+    PROMPT,
+    SIGNATURE,
+    SYSTEM,
+    TOOLS,
+    TWICE_CALLS,
+    WEATHER,
+    accepted,
+    answer,
+    call_ids,
+    finished,
+    history,
+    only_calls,
+    request,
+    twice_history,
+)
 from ._wire import MISSING
 
 
@@ -208,36 +228,7 @@ def check_reasoning_passback(ctx: Context) -> None:
         ctx.expect("the thinking text passed back with its signature", texts, ["The user wants the weather."])
 
 
-def check_history_unusable_arguments(ctx: Context) -> None:
-    """Calls whose arguments never parsed, or parsed to a non-object, are echoed in a form the API
-    accepts (the loop answered each with an error result), in the protocol's JSON type."""
-    a, b = call_ids(ctx.wire)
-    broken = '{"city": "Par'
-    assistant = AssistantMessage(
-        content=[ToolCall(id=a, name="get_weather", arguments=None, raw_arguments=broken), ToolCall(id=b, name="get_time", arguments=["Asia/Tokyo"])],
-        stop_reason="toolUse",
-    )
-    messages = [
-        user(PROMPT),
-        assistant,
-        ToolResultMessage(tool_call_id=a, tool_name="get_weather", content=[TextContent(text="Invalid JSON arguments")], is_error=True),
-        ToolResultMessage(tool_call_id=b, tool_name="get_time", content=[TextContent(text="Arguments must be an object")], is_error=True),
-    ]
-    ex = answer(ctx, ["Let me try again."], request(messages=messages))
-    accepted(ctx, ex)
-    echoed = ctx.wire.echoed_calls(ex.body or {})
-    ctx.expect("echoed calls (id, name)", [(c.id, c.name) for c in echoed], [(a, "get_weather"), (b, "get_time")])
-    kind = ctx.wire.arguments_sent_as
-    for c in echoed:
-        if not isinstance(c.sent, kind):
-            ctx.fail(f"the arguments of echoed call {c.name!r} on {ctx.wire.name}", "a string of JSON" if kind is str else "a JSON object", c.sent)
-
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgAAAAAAIAAQ4iGwoAAAAASUVORK5CYII="  # a 1x1 PNG
 
 
-def check_user_image(ctx: Context) -> None:
-    prompt = UserMessage(content=[TextContent(text="What is in this picture?"), ImageContent(data=PNG, mime_type="image/png")])
-    ex = answer(ctx, ["A dot."], request(messages=[prompt]))
-    accepted(ctx, ex)
-    ctx.expect("images in the user's message (media type, base64 data)", ctx.wire.user_images(ex.body or {}), [("image/png", PNG)])

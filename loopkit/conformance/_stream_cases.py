@@ -9,7 +9,18 @@ from ..messages import TextContent, ThinkingContent, ToolResultMessage, Usage, u
 from ..provider import ModelRequest
 from ..script import Turn, call
 from ._case import Context
-from ._fixtures import PROMPT, SIGNATURE, UNICODE_ARGS, UNICODE_TEXT, answer, call_ids, finished, kinds, only_calls, request
+from ._fixtures import (
+    PROMPT,
+    SIGNATURE,
+    UNICODE_ARGS,
+    UNICODE_TEXT,
+    answer,
+    call_ids,
+    finished,
+    kinds,
+    only_calls,
+    request,
+)
 from ._harness import Exchange, is_provider_failure, turn_from
 
 
@@ -215,15 +226,6 @@ def check_async(ctx: Context) -> None:
     finished(ctx, asyn, "astream()")
     ctx.expect("astream() events equal stream() events", asyn.events, sync.events)
 
-
-def check_usage_cache_tokens(ctx: Context) -> None:
-    cache_write = 3 if ctx.wire.cache_write else 0
-    usage = Usage(input=11, output=7, cache_read=5, cache_write=cache_write, total_tokens=23 + cache_write)
-    m = finished(ctx, answer(ctx, [Turn(text="Counted.", usage=usage)]))
-    if m is None:
-        return
-    got = (m.usage.input, m.usage.output, m.usage.cache_read, m.usage.cache_write, m.usage.total_tokens)
-    ctx.expect("usage (input, output, cache_read, cache_write, total_tokens)", got, (11, 7, 5, cache_write, 23 + cache_write))
 
 
 def check_model_named(ctx: Context) -> None:

@@ -13,7 +13,14 @@ from collections.abc import Callable
 from typing import Any
 
 from loopkit.events import DoneEvent, ErrorEvent, StartEvent
-from loopkit.messages import AssistantMessage, TextContent, ToolCall, ToolResultMessage, Usage, UserMessage
+from loopkit.messages import (
+    AssistantMessage,
+    TextContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
 from loopkit.provider import ModelRequest
 from loopkit.providers import adapter_class
 from loopkit.providers.anthropic import STOP_REASONS, MessagesStreamDecoder
@@ -212,11 +219,18 @@ FORM_EXPECTED: dict[tuple[str, str], set[str]] = {
     **{("result_text_only", p): {"request.history.result_parts"} for p in ("openai_responses", "anthropic", "bedrock")},  # where a result holds images
     **{("result_first_part_only", p): {"request.history.result_parts"} for p in ALL},
     **{("raw_body_messages", p): {"failure.http_400"} for p in ALL},
+    ("raw_body_messages", "bedrock"): {"failure.http_400", "failure.error_forms"},  # Bedrock's other error forms carry a message too
     **{("utf8_only_errors", p): {"failure.error_body_not_json"} for p in ALL},
     **{("nameless_errors", p): {"failure.http_400", "failure.error_body_not_json", "failure.auth", "failure.retries_bounded"} for p in ALL},
+    # the protocol's other error forms name the provider too
+    ("nameless_errors", "gemini"): {"failure.http_400", "failure.error_body_not_json", "failure.auth", "failure.retries_bounded", "failure.error_body_wrapped"},
+    ("nameless_errors", "bedrock"): {"failure.http_400", "failure.error_body_not_json", "failure.auth", "failure.retries_bounded", "failure.error_forms"},
     **{("no_cache_counts", p): {"stream.usage_cache"} for p in ALL},
     # the usage of an error stop: a refusal where the API has one, and a content filter everywhere
-    **{("error_stop_without_usage", p): {"kind.refusal", "kind.content_filter"} for p in ("openai_chat", "openai_responses", "anthropic")},
-    **{("error_stop_without_usage", p): {"kind.content_filter"} for p in ("gemini", "bedrock")},
-    **{("requested_model", p): {"stream.answer_names"} for p in ALL if p != "bedrock"},  # Converse names no model
+    # every error stop keeps its usage: the kinds, the stop reasons and their details check it
+    **{("error_stop_without_usage", p): {"kind.refusal", "kind.content_filter", "stop.reasons", "stop.details"} for p in ("openai_chat", "openai_responses", "anthropic")},
+    ("error_stop_without_usage", "gemini"): {"kind.content_filter", "stop.reasons", "stop.details", "stop.prompt_blocked"},
+    ("error_stop_without_usage", "bedrock"): {"kind.content_filter", "stop.reasons", "stop.details"},
+    # the model the message names: the answer's, and the one the request asked for
+    **{("requested_model", p): {"stream.answer_names", "stream.model_named", "request.model"} for p in ALL if p != "bedrock"},  # Converse names no model
 }

@@ -16,8 +16,8 @@ from typing import Any
 from urllib.parse import quote
 
 from loopkit.errors import ConnectionClosedError, ProviderError, ServerError
-from loopkit.eventstream import EventStreamDecoder, Message
 from loopkit.events import DoneEvent, ErrorEvent, StreamEvent, TextEndEvent
+from loopkit.eventstream import EventStreamDecoder, Message
 from loopkit.messages import AssistantMessage, ToolCall
 from loopkit.providers._http import HttpCall, HttpProvider
 from loopkit.providers.bedrock import BedrockProvider, ConverseStreamDecoder, http_error
@@ -240,28 +240,28 @@ BEDROCK_EXPECTED: dict[str, set[str]] = {
     "raw_payload_as_message": {"failure.stream_exceptions"},
     "skips_error_messages": {"failure.stream_error_event"},
     "all_stream_exceptions_server_errors": {"failure.stream_exceptions"},
-    "drops_cache_usage": {"stream.usage_cache_tokens"},
+    "drops_cache_usage": {"stream.usage_cache"},
     "error_type_verbatim": {"failure.error_forms"},
     "lowercase_message_only": {"failure.error_forms"},
-    "echoes_arguments_as_kept": {"request.history.unusable_arguments"},
+    "echoes_arguments_as_kept": {"request.history.unparsed_arguments"},
     "names_the_adapters_model": {"stream.model_named"},
     "model_path_keeps_slashes": {"stream.model_named"},
     "no_text_end": {"stream.blocks_ended"},
-    "error_stop_without_usage": {"stop.reasons"},
+    "error_stop_without_usage": {"stop.reasons", "kind.content_filter"},
     "error_stop_untyped": {"stop.reasons"},
     "closed_without_provider": {"failure.ends_early"},
     "drops_error_body": {"failure.error_forms"},
     "needs_metadata": {"stream.ends_at_terminal"},
     "server_tool_as_call": {"stream.server_tool_calls"},
-    "image_format_as_mime": {"request.user_image"},
+    "image_format_as_mime": {"request.user_content"},
 }
 
 CHECKED: tuple[str, ...] = (
-    "request.user_image",
+    "request.user_content",
     "request.system",
     "request.history.tool_calls",
     "request.history.argument_types",
-    "request.history.unusable_arguments",
+    "request.history.unparsed_arguments",
     "stream.text",
     "stream.text_then_tool_call",
     "stream.thinking",
@@ -274,7 +274,7 @@ CHECKED: tuple[str, ...] = (
     "kind.stop_sequence",
     "stream.async",
     "stream.usage",
-    "stream.usage_cache_tokens",
+    "stream.usage_cache",
     "kind.reasoning_tokens",
     "failure.http_400",
     "failure.error_body_not_json",

@@ -11,8 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from loopkit.conformance import Suite, run_suite
-from loopkit.conformance import _harness
+from loopkit.conformance import Suite, _harness, run_suite
 from loopkit.conformance._harness import no_real_sleeps
 from loopkit.conformance._render import report_table
 from loopkit.errors import UsageError
@@ -106,9 +105,8 @@ def test_no_real_sleeps_is_for_this_thread_only() -> None:
 
 
 def test_the_report_reads_at_80_columns() -> None:
-    from rich.console import Console
-
     from broken_adapters import required_to_auto_factory
+    from rich.console import Console
 
     report = run_suite(required_to_auto_factory, "bedrock")
     out = io.StringIO()

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from broken_adapters import EXPECTED, MAY_ALSO_FAIL, broken
+
 from loopkit.conformance import run_suite
 
 

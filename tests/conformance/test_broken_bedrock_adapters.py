@@ -10,9 +10,9 @@ from loopkit.conformance import CASE_IDS
 from loopkit.conformance._suite import Suite, select_cases
 
 NEW_CASES = {
-    "request.user_image",
-    "request.history.unusable_arguments",
-    "stream.usage_cache_tokens",
+    "request.user_content",
+    "request.history.unparsed_arguments",
+    "stream.usage_cache",
     "stream.model_named",
     "failure.error_forms",
     "failure.stream_exceptions",
@@ -32,9 +32,9 @@ def test_bedrock_bug_fails_exactly_the_right_cases(bug: str) -> None:
 
 def test_every_new_case_is_registered_and_proven_by_a_bug() -> None:
     assert NEW_CASES <= set(CASE_IDS) and NEW_CASES <= set(CHECKED)
-    # every new case, stop.reasons for what it now checks of an error stop (error_type, usage), and
-    # a cut-off stream for the provider its error names
-    assert set().union(*BEDROCK_EXPECTED.values()) == NEW_CASES | {"stop.reasons", "failure.ends_early"}
+    # every new case, stop.reasons and kind.content_filter for what they check of an error stop
+    # (error_type, usage), and a cut-off stream for the provider its error names
+    assert set().union(*BEDROCK_EXPECTED.values()) == NEW_CASES | {"stop.reasons", "kind.content_filter", "failure.ends_early"}
 
 
 def test_shipped_bedrock_adapter_passes_the_checked_cases() -> None:

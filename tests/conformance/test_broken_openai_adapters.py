@@ -7,8 +7,8 @@ from broken_adapters import EXPECTED
 from broken_openai_adapters import OPENAI_EXPECTED, broken_openai
 
 from loopkit.conformance import CASES, run_suite
-from loopkit.conformance._suite import Suite, select_cases
 from loopkit.conformance._detail_cases import DETAIL_CASES
+from loopkit.conformance._suite import Suite, select_cases
 
 
 @pytest.mark.parametrize(("bug", "protocol"), list(OPENAI_EXPECTED), ids=[f"{b}-{p}" for b, p in OPENAI_EXPECTED])

@@ -8,7 +8,6 @@ from importlib.metadata import entry_points
 from test_builtin import NOT_APPLICABLE
 
 from loopkit.conformance import CASE_IDS
-from test_builtin import NOT_APPLICABLE
 
 pytest_plugins = ["pytester"]
 

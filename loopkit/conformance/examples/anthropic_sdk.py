@@ -39,7 +39,16 @@ from loopkit.events import (
     ToolCallEndEvent,
     ToolCallStartEvent,
 )
-from loopkit.messages import AssistantMessage, ImageContent, TextContent, ThinkingContent, ToolCall, ToolResultMessage, Usage, UserMessage
+from loopkit.messages import (
+    AssistantMessage,
+    ImageContent,
+    TextContent,
+    ThinkingContent,
+    ToolCall,
+    ToolResultMessage,
+    Usage,
+    UserMessage,
+)
 from loopkit.provider import BaseProvider, ModelRequest, forced_tool_name
 
 STOP = {"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "model_context_window_exceeded": "length"}
