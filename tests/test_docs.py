@@ -10,9 +10,10 @@ Code blocks are found and run with sybil, one test per Markdown file:
   compared), ``bash``/``sh``/``shell`` blocks each line; ``&&`` chains and ``# comments`` are
   understood, wildcards expand from the repository root. A command must exit with 0.
   ``loopkit ...``, ``pytest PATH...`` and ``python ...`` run with this interpreter (``python -m
-  loopkit``), so this checkout is what they test; ``pip install`` is taken as done (these tests run
-  inside that installation); a command shown on several pages runs once. Any other program, or a
-  ``pytest`` without a path (the whole suite, this test included), fails the test: mark the block.
+  loopkit``), so this checkout is what they test (a ``pytest`` runs in one process, ``-n 0``);
+  ``pip install`` is taken as done (these tests run inside that installation); a command shown on
+  several pages runs once. Any other program, or a ``pytest`` without a path (the whole suite,
+  this test included), fails the test: mark the block.
 - ``yaml`` blocks must parse; one with a ``script`` or an ``expect`` key is a scenario (or a
   piece of one) and must load as a scenario.
 - ``json`` blocks must parse; ``text``, ``ini``, ``toml`` (and the other languages in
@@ -25,6 +26,7 @@ Code blocks are found and run with sybil, one test per Markdown file:
 
 from __future__ import annotations
 
+import importlib.util
 import inspect
 import json
 import os
@@ -149,7 +151,9 @@ _SUCCEEDED: set[tuple[str, ...]] = set()  # a command shown on several pages run
 def shell_block(prompt: bool):
     def evaluate(example: Example) -> None:
         env = {**os.environ, "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
-        env.pop("PYTEST_ADDOPTS", None)
+        # an inner pytest runs in one process: this suite already keeps every core busy, and a
+        # second pool of xdist workers per command would only add interpreter start-ups
+        env["PYTEST_ADDOPTS"] = "-n 0" if importlib.util.find_spec("xdist") else ""
         for number, words in _commands(example, prompt):
             argv = _argv(words)
             if argv is None or tuple(argv) in _SUCCEEDED:
@@ -162,6 +166,7 @@ def shell_block(prompt: bool):
                 )
             _SUCCEEDED.add(tuple(argv))
 
+    evaluate.prompt = prompt  # type: ignore[attr-defined]  # (read by shared_commands)
     return evaluate
 
 
@@ -246,7 +251,40 @@ def run_document(path: Path) -> list[str]:
     return skipped
 
 
-@pytest.mark.parametrize("path", doc_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def shared_commands(files: list[Path]) -> dict[Path, str]:
+    """Pages that run a command another page runs too, each with the name of its group (pages
+    linked through shared commands form one group). Under pytest-xdist a group runs on one worker
+    (``--dist loadgroup``), so "a command shown on several pages runs once" holds there too."""
+    runs: dict[Path, set[tuple[str, ...]]] = {}
+    for path in files:
+        runs[path] = set()
+        for example in Document.parse(str(path), *PARSERS).examples():
+            prompt = getattr(example.region.evaluator, "prompt", None)
+            for _, words in _commands(example, prompt) if prompt is not None else []:
+                try:
+                    argv = _argv(words)
+                except AssertionError:
+                    continue  # fails wherever it runs
+                if argv is not None:
+                    runs[path].add(tuple(argv))
+    groups: list[tuple[set[Path], set[tuple[str, ...]]]] = []
+    for path, commands in runs.items():
+        joined = [g for g in groups if g[1] & commands]
+        merged = ({path}.union(*(g[0] for g in joined)), commands.union(*(g[1] for g in joined)))
+        groups = [g for g in groups if g not in joined] + [merged]
+    return {p: "docs:" + str(min(pages).relative_to(ROOT)) for pages, _ in groups if len(pages) > 1 for p in pages}
+
+
+def _doc_params() -> list:
+    files = doc_files()
+    group = shared_commands(files)
+    return [
+        pytest.param(p, id=str(p.relative_to(ROOT)), marks=[pytest.mark.xdist_group(group[p])] if p in group else [])
+        for p in files
+    ]
+
+
+@pytest.mark.parametrize("path", _doc_params())
 def test_code_blocks_run_as_written(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     monkeypatch.syspath_prepend(str(ROOT))

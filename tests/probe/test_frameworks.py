@@ -44,7 +44,16 @@ def table(markdown: str) -> dict[str, dict[str, str]]:
 IMPORTS = {"pydantic-ai": "pydantic_ai", "openai-agents": "agents", "langgraph": "langgraph", "official SDK loop": "anthropic"}
 
 
-@pytest.mark.parametrize(("framework", "protocol"), GEN.columns(), ids=[f"{f}-{p}" for f, p in GEN.columns()])
+# The third-party frameworks cost seconds each to import and run every case through their own
+# agent loops: they form the ``slow`` set (``python -m pytest -q -m slow``; CI runs it after the
+# default command). The official SDK loop is this repository's own code: it stays in the default run.
+SLOW = {"pydantic-ai", "openai-agents", "langgraph"}
+
+
+@pytest.mark.parametrize(
+    ("framework", "protocol"),
+    [pytest.param(f, p, id=f"{f}-{p}", marks=[pytest.mark.slow] if f in SLOW else []) for f, p in GEN.columns()],
+)
 def test_published_column_is_current(framework, protocol):
     """One column per item, so pytest-xdist can spread the frameworks over cores."""
     pytest.importorskip(IMPORTS[framework], reason="the frameworks extra is not installed")

@@ -244,7 +244,10 @@ def test_two_xdist_workers_recording_into_one_cassette_keep_both(pytester, monke
     with use_cassette(existing, record_mode="once") as cassette:
         with httpx.Client(transport=CassetteTransport(cassette, server("answer", []))) as client:
             client.get(URL + "/item/0")
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "xdist", "-n", "2")
+    # three interpreters start (the controller, two workers): without the plugins this test does
+    # not use, each starts in a third of the time
+    unused = [a for p in ("hypothesispytest", "syrupy", "anyio", "langsmith_plugin", "examples") for a in ("-p", f"no:{p}")]
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", *unused, "-p", "xdist", "-n", "2")
     result.assert_outcomes(passed=4)
     for name, urls in (("shared-once.json", ["/item/1", "/item/2"]), ("shared-new_episodes.json", ["/item/0", "/item/1", "/item/2"])):
         assert sorted(i.request.url.removeprefix(URL) for i in load_cassette_file(folder / name).interactions) == urls, name

@@ -9,7 +9,7 @@ server would, except for the one mistake its name says:
 ``strict``       answers invalid arguments with a JSON-RPC error         -> protocol_error
 ``vague``        says only "Invalid input." for invalid arguments        -> unhelpful_error
 ``square``       returns the square as a string for negative numbers     -> output_mismatch
-``crash``        the process dies on a text longer than 14 characters    -> server_crash
+``crash``        the process dies on a text longer than 18 characters    -> server_crash
 ``stall``        never answers for a text with a line break or a tab      -> server_hang
 ``ok``           no bug
 
@@ -41,6 +41,9 @@ TOOLS: dict[str, dict[str, Any]] = {
     "stall": TEXT,
     "ok": {"type": "object", "properties": {"n": INT, "label": {"type": "string", "maxLength": 8}}, "required": ["n"]},
 }
+# a few of the default 200 examples are this long: each crash costs a server start (the SDK's
+# imports, about a second of CPU), and every one after the first checks only what the first did
+CRASH_LENGTH = 18
 OUTPUT = {"square": {"type": "object", "properties": {"square": INT}, "required": ["square"]}}
 
 
@@ -91,8 +94,8 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         n = args["n"]
         square = str(n * n) if n < 0 else n * n
         return done({"square": square}, {"square": square})
-    if name == "crash" and len(args["text"]) > 14:
-        print(f"crash: cannot handle {args['text']!r}", file=sys.stderr, flush=True)
+    if name == "crash" and len(args["text"]) > CRASH_LENGTH:
+        print(f"crash: cannot handle a text of {len(args['text'])} characters", file=sys.stderr, flush=True)
         os._exit(70)
     if name == "stall" and any(c in args["text"] for c in "\n\r\t"):
         await anyio.sleep_forever()
