@@ -247,7 +247,7 @@ def check_ends_early(ctx: Context) -> None:
 
 
 def _error_class(name: str) -> type:
-    from loopkit import errors
+    import loopkit.errors as errors
 
     return getattr(errors, name)
 

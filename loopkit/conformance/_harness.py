@@ -188,7 +188,7 @@ class Harness:
 
     def probe(self) -> Any:
         """A provider built once without a simulator behind it, to read class-level attributes."""
-        from loopkit import simulators
+        import loopkit.simulators as simulators
 
         sim = simulators.create(self.protocol, [])
         return self._build(simulators.transport(sim) if not self.served else None, "http://127.0.0.1:9" if self.served else None, None)
@@ -243,7 +243,7 @@ class Harness:
         chunks an answer keeps (a streamed answer: one wire event per chunk; a non-streamed one:
         its JSON body as one chunk); the body then ends cleanly there.
         """
-        from loopkit import simulators
+        import loopkit.simulators as simulators
 
         script = Script([turn_from(t) for t in turns], name="conformance")
         sim = simulators.create(self.protocol, script, **dict(sim_options or {}))

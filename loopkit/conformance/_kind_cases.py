@@ -43,7 +43,7 @@ def _sendable(turn: Turn) -> Any:
     """Applicability: None when the protocol's simulator can send ``turn``, else its reason."""
 
     def applies(wire: Wire, provider: Any) -> str | None:
-        from loopkit import simulators
+        import loopkit.simulators as simulators
 
         problem = simulators.simulator_class(wire.name).cannot_send(turn)
         return None if problem is None else f"the {wire.name} API cannot send {problem[0]!r}: {problem[1]}"
