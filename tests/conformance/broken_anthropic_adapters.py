@@ -12,6 +12,8 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from broken_adapters import _factory_for
+
 from loopkit.events import DoneEvent, ErrorEvent, StartEvent
 from loopkit.messages import (
     AssistantMessage,
@@ -197,14 +199,7 @@ def broken_form(bug: str, protocol: str) -> Callable[..., Any]:
     else:
         raise ValueError(f"no planted bug {bug!r}")
     cls = type(f"{bug}_{protocol}", (base,), attrs)
-
-    def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
-        kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "transport": transport, "retry": retry}
-        if base_url is not None:
-            kwargs["base_url"] = base_url
-        return cls(**kwargs)
-
-    return factory
+    return _factory_for(cls)
 
 
 ALL = ("openai_chat", "openai_responses", "anthropic", "gemini", "bedrock")

@@ -15,6 +15,8 @@ from dataclasses import replace
 from typing import Any
 from urllib.parse import quote
 
+from broken_adapters import _factory_for
+
 from loopkit.errors import ConnectionClosedError, ProviderError, ServerError
 from loopkit.events import DoneEvent, ErrorEvent, StreamEvent, TextEndEvent
 from loopkit.eventstream import EventStreamDecoder, Message
@@ -294,11 +296,4 @@ CHECKED: tuple[str, ...] = (
 def broken_bedrock(bug: str) -> Callable[..., Any]:
     """A factory for the Bedrock adapter with ``bug`` planted."""
     cls = type(f"Broken{bug.title().replace('_', '')}", (BedrockProvider,), BUGS[bug])
-
-    def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
-        kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "transport": transport, "retry": retry}
-        if base_url is not None:
-            kwargs["base_url"] = base_url
-        return cls(**kwargs)
-
-    return factory
+    return _factory_for(cls)

@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from broken_adapters import _factory_for
+
 from loopkit.errors import StreamError
 from loopkit.events import ErrorEvent, ToolCallDeltaEvent
 from loopkit.messages import ToolResultMessage
@@ -197,16 +199,6 @@ class _ErrorObjectsOnly(GeminiProvider):
         if isinstance(data, list):
             return google_error(status, None, body, retry_after=None, provider=self.provider_name)
         return super().map_error(status, headers, body)
-
-
-def _factory_for(cls: type) -> Callable[..., Any]:
-    def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
-        kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "transport": transport, "retry": retry}
-        if base_url is not None:
-            kwargs["base_url"] = base_url
-        return cls(**kwargs)
-
-    return factory
 
 
 GEMINI_BUGS: dict[str, type] = {

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from broken_adapters import _factory_for
+
 from loopkit.events import DoneEvent, ErrorEvent, StreamEvent
 from loopkit.providers import adapter_class
 from loopkit.providers.anthropic import MessagesStreamDecoder
@@ -133,14 +135,7 @@ def broken_kind(bug: str, protocol: str) -> Callable[..., Any]:
     else:
         raise ValueError(f"no planted bug {bug!r}")
     cls = type(f"{bug}_{protocol}", (base,), attrs)
-
-    def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Any:
-        kwargs: dict[str, Any] = {"model": "sim-model", "api_key": "sim-key", "transport": transport, "retry": retry}
-        if base_url is not None:
-            kwargs["base_url"] = base_url
-        return cls(**kwargs)
-
-    return factory
+    return _factory_for(cls)
 
 
 # the cases a kind bug can change: the kind cases, and the stop and usage cases next to them
