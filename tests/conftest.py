@@ -1,11 +1,58 @@
-"""Shared test configuration: hypothesis profiles (``--hypothesis-profile=deep`` for long runs).
+"""Shared test configuration: what keeps the suite's own processes cheap, and hypothesis profiles
+(``--hypothesis-profile=deep`` for long runs).
 
 ``default`` is derandomized with no example database, so CI runs are deterministic.
 """
 
 from __future__ import annotations
 
+import importlib
+import os
+import sys
+import tempfile
+
+import pytest
 from hypothesis import HealthCheck, settings
+
+# The suite starts many Python processes (xdist workers, nested pytest runs, `loopkit` commands,
+# simulators on 127.0.0.1). With PYTHONDONTWRITEBYTECODE set, each one compiles (and pytest
+# assertion-rewrites) every module it imports again: about 2 s of CPU per pytest process. The
+# bytecode goes to a cache under the temporary folder instead, never next to the sources, so the
+# checkout stays as clean as the variable asked.
+if sys.dont_write_bytecode and not sys.pycache_prefix:
+    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "loopkit-tests-pycache")
+    sys.dont_write_bytecode = False
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+# The pytest runs the suite starts itself (pytester's, the docs' console blocks, subprocesses) load
+# every installed pytest plugin. These two come with test dependencies, no nested run uses them, and
+# langsmith's imports all of langsmith: seconds of CPU per nested run. pyproject's addopts switches
+# them off for the outer run only.
+pytest_plugins = ["pytester"]
+
+NESTED_ADDOPTS = "-p no:langsmith_plugin -p no:examples"
+os.environ["PYTEST_ADDOPTS"] = f"{os.environ.get('PYTEST_ADDOPTS', '')} {NESTED_ADDOPTS}".strip()
+
+_PLUGIN_BACKENDS = ("loopkit.recording", "loopkit.scenario", "loopkit.conformance", "loopkit.probe", "loopkit.snapshot", "loopkit.fakes")
+
+
+@pytest.fixture(scope="session")
+def _plugin_backends() -> None:
+    """loopkit's plugin backends, imported before pytester snapshots ``sys.modules``.
+
+    pytester forgets every module imported after it started, so each nested run would import (and
+    assertion-rewrite) these again; imported first, they stay, once per process.
+    """
+    for module in _PLUGIN_BACKENDS:
+        importlib.import_module(module)
+
+
+@pytest.fixture
+def pytester(_plugin_backends: None, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytester, whose own setup clears ``PYTEST_ADDOPTS``, with the nested runs' plugins off."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", NESTED_ADDOPTS)
+    return pytester
+
 
 settings.register_profile(
     "default", max_examples=100, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
