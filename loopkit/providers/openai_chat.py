@@ -10,8 +10,8 @@ Conventions: ``is_error`` has no wire form here, so an error result reaches the 
 alone (docs/loop-contract.md §7.2). A refusal (``refusal`` text) and ``finish_reason: content_filter`` end
 the call with stop reason ``error`` and ``error_type`` ``refusal`` / ``content_filter``; the refusal
 text is also kept as a text block so it can be shown. Thinking blocks are not sent back (Chat
-Completions has no field for them); ``reasoning_content`` deltas from OpenAI-compatible servers are
-read as thinking.
+Completions has no field for them); ``reasoning_content`` / ``reasoning`` (streamed or whole) from
+OpenAI-compatible servers is read as thinking.
 """
 
 from __future__ import annotations
@@ -296,7 +296,7 @@ def decode_completion(data: Any) -> list[StreamEvent]:
     choice = choices[0] if choices and isinstance(choices[0], dict) else {}
     message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
     index = 0
-    reasoning = message.get("reasoning_content")
+    reasoning = message.get("reasoning_content") or message.get("reasoning")  # DeepSeek / vLLM >= 0.9, OpenRouter
     if isinstance(reasoning, str) and reasoning:
         events += [ThinkingStartEvent(content_index=index), ThinkingDeltaEvent(content_index=index, delta=reasoning), ThinkingEndEvent(content_index=index)]
         index += 1

@@ -145,6 +145,38 @@ class _FinishReasonAlone(ChatStreamDecoder):
         super()._on_data(data, out)
 
 
+class _ReasoningAsText(ChatStreamDecoder):
+    """Reads a compatible server's streamed reasoning (``delta.reasoning_content`` /
+    ``delta.reasoning``) as answer text."""
+
+    __slots__ = ()
+
+    def _on_data(self, data: str, out: list[StreamEvent]) -> None:
+        chunk = json.loads(data) if data.startswith("{") else None
+        if isinstance(chunk, dict):
+            for choice in chunk.get("choices") or ():
+                delta = choice.get("delta") or {}
+                reasoning = delta.pop("reasoning_content", None) or delta.pop("reasoning", None)
+                if reasoning:
+                    delta["content"] = reasoning
+            data = json.dumps(chunk)
+        super()._on_data(data, out)
+
+
+class _ReasoningContentOnly(ChatStreamDecoder):
+    """Knows DeepSeek's ``reasoning_content`` only: vLLM's and OpenRouter's ``reasoning`` is dropped."""
+
+    __slots__ = ()
+
+    def _on_data(self, data: str, out: list[StreamEvent]) -> None:
+        chunk = json.loads(data) if data.startswith("{") else None
+        if isinstance(chunk, dict):
+            for choice in chunk.get("choices") or ():
+                (choice.get("delta") or {}).pop("reasoning", None)
+            data = json.dumps(chunk)
+        super()._on_data(data, out)
+
+
 def _decoder_bug(base: type, decoder: type) -> type:
     return type(f"{decoder.__name__}{base.__name__}", (base,), {"stream_decoder": lambda self: decoder()})
 
@@ -165,6 +197,10 @@ def broken_openai(bug: str, protocol: str) -> Callable[..., Any]:
         cls = _decoder_bug(base, _NestedErrorOnly)
     elif bug == "finish_reason_alone" and base is OpenAIChatProvider:
         cls = _decoder_bug(base, _FinishReasonAlone)
+    elif bug == "reasoning_as_text" and base is OpenAIChatProvider:
+        cls = _decoder_bug(base, _ReasoningAsText)
+    elif bug == "reasoning_content_only" and base is OpenAIChatProvider:
+        cls = _decoder_bug(base, _ReasoningContentOnly)
     else:
         raise ValueError(f"no planted bug {bug!r} for {protocol}")
     return _factory_for(cls)
@@ -182,4 +218,6 @@ OPENAI_EXPECTED: dict[tuple[str, str], set[str]] = {
     ("finish_reason_alone", "openai_chat"): {"stop.reasons"},
     ("first_summary_part_only", "openai_responses"): {"stream.thinking.summary_parts"},
     ("nested_error_only", "openai_responses"): {"failure.flat_error_event"},
+    ("reasoning_as_text", "openai_chat"): {"stream.thinking.reasoning_fields"},
+    ("reasoning_content_only", "openai_chat"): {"stream.thinking.reasoning_fields"},
 }

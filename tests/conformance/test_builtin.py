@@ -42,6 +42,9 @@ NOT_APPLICABLE: dict[str, set[str]] = {
 }
 for _protocol in ("openai_chat", "openai_responses", "anthropic", "gemini"):
     NOT_APPLICABLE[_protocol] |= BEDROCK_ONLY
+CHAT_ONLY = {"stream.thinking.reasoning_fields"}  # reasoning fields of OpenAI-compatible Chat servers
+for _protocol in ("openai_responses", "anthropic", "gemini", "bedrock"):
+    NOT_APPLICABLE[_protocol] |= CHAT_ONLY
 
 
 # What only a streamed answer can show: not applicable to an adapter asking for JSON bodies.
