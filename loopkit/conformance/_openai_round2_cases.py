@@ -75,6 +75,64 @@ def check_reasoning_fields(ctx: Context) -> None:
             ctx.expect(f"stop_reason of an answer cut off while reasoning (in {field!r})", m.stop_reason, "length")
 
 
+# --- Responses: items a stream never closes ----------------------------------------------
+
+_ITEM_DONE_EVENTS = (
+    b"event: response.output_item.done",
+    b"event: response.content_part.done",
+    b"event: response.output_text.done",
+    b"event: response.refusal.done",
+    b"event: response.function_call_arguments.done",
+    b"event: response.reasoning_summary_part.done",
+    b"event: response.reasoning_summary_text.done",
+)
+
+
+def _without_item_done(chunks: list[bytes]) -> list[bytes]:
+    """The stream of a proxy that translates another API into Responses events and never closes an
+    item: every item-level ``.done`` event left out, ``response.completed`` still sent
+    (router-for-me/CLIProxyAPI issue #4860; docs/wire.md §2.7 #5)."""
+    return [c for c in chunks if not c.startswith(_ITEM_DONE_EVENTS)]
+
+
+def _responses_streams(wire: Wire, provider: Any) -> str | None:
+    if wire.name == "openai_responses":
+        return None
+    return f"only the Responses API streams items that a separate event closes ({wire.name}'s blocks end with the answer or with their own event, covered by stream.blocks_ended)"
+
+
+def _shown(m: Any) -> list[tuple[Any, ...]]:
+    """A message's blocks as the caller sees them (a reasoning signature aside: it can only hold
+    what streamed, not the finished item a done event carries)."""
+    out: list[tuple[Any, ...]] = []
+    for b in m.content:
+        if isinstance(b, ThinkingContent):
+            out.append(("thinking", b.thinking, b.redacted, bool(b.thinking_signature)))
+        elif isinstance(b, TextContent):
+            out.append(("text", b.text))
+        else:
+            out.append(("toolCall", b.id, b.name, b.arguments, b.raw_arguments, b.thought_signature))
+    return out
+
+
+def check_items_left_open(ctx: Context) -> None:
+    """Each answer twice: as the API streams it, then with no item ever closed. The second must
+    give the same message, and the same stop reason."""
+    answers = {
+        "reasoning, text and a call": Turn(thinking="Paris, then the answer.", text="Checking Paris.", tool_calls=(call("get_weather", {"city": "Paris", "units": "c"}),), chunk_size=5),
+        "encrypted reasoning and text": Turn(redacted_thinking="gAAAA-conformance-encrypted", text="Sunny."),
+        "a call cut off by the token limit": Turn(tool_calls=(call("get_weather", '{"city": "Par'),), stop_reason="length", chunk_size=3),
+    }
+    for what, turn in answers.items():
+        whole = finished(ctx, answer(ctx, [turn]), f"{what}, streamed whole")
+        ex = answer(ctx, [turn], cut=_without_item_done)
+        m = finished(ctx, ex, f"{what}, with no item closed before response.completed")
+        if whole is None or m is None:
+            continue
+        ctx.expect(f"the message of {what} whose items were never closed (as the caller sees it)", _shown(m), _shown(whole))
+        ctx.expect(f"stop_reason of {what} whose items were never closed", m.stop_reason, whole.stop_reason)
+
+
 OPENAI_ROUND2_CASES: tuple[Case, ...] = (
     Case(
         "stream.thinking.reasoning_fields",
@@ -82,5 +140,13 @@ OPENAI_ROUND2_CASES: tuple[Case, ...] = (
         "docs/wire.md §1.3, §1.4, §1.7 #9",
         check_reasoning_fields,
         _chat_only,
+    ),
+    Case(
+        "stream.items_left_open",
+        "A Responses stream that never closes its items (no output_item.done or other item-level done event before response.completed, as translating proxies send) keeps what streamed: the same thinking, text and calls as the whole stream.",
+        "docs/wire.md §2.4, §2.7 #5",
+        check_items_left_open,
+        _responses_streams,
+        streamed_only=True,
     ),
 )

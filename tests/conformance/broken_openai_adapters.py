@@ -177,6 +177,16 @@ class _ReasoningContentOnly(ChatStreamDecoder):
         super()._on_data(data, out)
 
 
+class _ClosedByDoneOnly(ResponsesStreamDecoder):
+    """Ends an item only at its ``output_item.done``: one a stream never closed is left open at
+    ``response.completed`` (a reasoning item without text never even starts)."""
+
+    __slots__ = ()
+
+    def _close_all(self, out: list[StreamEvent]) -> None:
+        pass
+
+
 def _decoder_bug(base: type, decoder: type) -> type:
     return type(f"{decoder.__name__}{base.__name__}", (base,), {"stream_decoder": lambda self: decoder()})
 
@@ -195,6 +205,8 @@ def broken_openai(bug: str, protocol: str) -> Callable[..., Any]:
         cls = _decoder_bug(base, _FirstSummaryPartOnly)
     elif bug == "nested_error_only" and base is OpenAIResponsesProvider:
         cls = _decoder_bug(base, _NestedErrorOnly)
+    elif bug == "closed_by_done_only" and base is OpenAIResponsesProvider:
+        cls = _decoder_bug(base, _ClosedByDoneOnly)
     elif bug == "finish_reason_alone" and base is OpenAIChatProvider:
         cls = _decoder_bug(base, _FinishReasonAlone)
     elif bug == "reasoning_as_text" and base is OpenAIChatProvider:
@@ -219,5 +231,6 @@ OPENAI_EXPECTED: dict[tuple[str, str], set[str]] = {
     ("first_summary_part_only", "openai_responses"): {"stream.thinking.summary_parts"},
     ("nested_error_only", "openai_responses"): {"failure.flat_error_event"},
     ("reasoning_as_text", "openai_chat"): {"stream.thinking.reasoning_fields"},
+    ("closed_by_done_only", "openai_responses"): {"stream.items_left_open"},
     ("reasoning_content_only", "openai_chat"): {"stream.thinking.reasoning_fields"},
 }
