@@ -133,6 +133,41 @@ def check_items_left_open(ctx: Context) -> None:
         ctx.expect(f"stop_reason of {what} whose items were never closed", m.stop_reason, whole.stop_reason)
 
 
+# --- every protocol: deltas are yielded as they arrive ------------------------------------
+
+_LONG_TEXT = "The forecast, word by word: " + " ".join(f"w{n:02d}" for n in range(40)) + "."
+_LONG_THINKING = "Reasoning, step by step: " + " ".join(f"s{n:02d}" for n in range(40)) + "."
+_LONG_ARGUMENTS = '{"city": "' + "-".join(f"c{n:02d}" for n in range(40)) + '"}'  # sent exactly as written
+
+
+def _first_half(chunks: list[bytes]) -> list[bytes]:
+    """The stream ends cleanly half-way (its content is long, so inside the block that carries it)."""
+    return chunks[: len(chunks) // 2]
+
+
+def check_deltas_as_they_arrive(ctx: Context) -> None:
+    """A stream cut off half-way through a long block: the delta events yielded before the call
+    fails already hold the start of that block (text, reasoning, arguments), in order."""
+    from ..errors import ProviderError
+    from ..events import TextDeltaEvent, ThinkingDeltaEvent, ToolCallDeltaEvent
+    from ._failure_cases import expect_failure
+
+    blocks: list[tuple[str, Turn, type, str]] = [("text", Turn(text=_LONG_TEXT, chunk_size=4), TextDeltaEvent, _LONG_TEXT)]
+    if ctx.wire.reasoning:
+        from ._fixtures import SIGNATURE
+
+        blocks.append(("reasoning", Turn(thinking=_LONG_THINKING, thinking_signature=SIGNATURE, text="Done.", chunk_size=4), ThinkingDeltaEvent, _LONG_THINKING))
+    if ctx.wire.fragments_arguments:
+        blocks.append(("tool-call arguments", Turn(tool_calls=(call("get_weather", _LONG_ARGUMENTS),), chunk_size=4), ToolCallDeltaEvent, _LONG_ARGUMENTS))
+    for what, turn, kind, whole in blocks:
+        ex = answer(ctx, [turn], cut=_first_half)
+        expect_failure(ctx, ex, (ProviderError,), f"a stream that ends half-way through its {what}")
+        deltas = [e.delta for e in ex.events if isinstance(e, kind)]
+        got = "".join(d if isinstance(d, str) else repr(d) for d in deltas)
+        if not got or not whole.startswith(got) or got == whole:
+            ctx.fail(f"the {what} delta events yielded before the stream broke off half-way, joined", f"the start of {whole!r} (not empty, not all of it)", got)
+
+
 OPENAI_ROUND2_CASES: tuple[Case, ...] = (
     Case(
         "stream.thinking.reasoning_fields",
@@ -147,6 +182,13 @@ OPENAI_ROUND2_CASES: tuple[Case, ...] = (
         "docs/wire.md §2.4, §2.7 #5",
         check_items_left_open,
         _responses_streams,
+        streamed_only=True,
+    ),
+    Case(
+        "stream.events.as_they_arrive",
+        "Text, reasoning and argument deltas are yielded as their wire events arrive: a stream that breaks off half-way through a block has already yielded the start of it.",
+        "docs/loop-contract.md §7.6",
+        check_deltas_as_they_arrive,
         streamed_only=True,
     ),
 )

@@ -22,6 +22,7 @@ from loopkit.events import (
     ErrorEvent,
     StartEvent,
     StreamEvent,
+    ToolCallDeltaEvent,
     ToolCallEndEvent,
 )
 from loopkit.providers import adapter_class
@@ -187,6 +188,40 @@ class _ClosedByDoneOnly(ResponsesStreamDecoder):
         pass
 
 
+class _WholeFromDone(ResponsesStreamDecoder):
+    """Ignores argument and reasoning deltas: takes each whole from its ``.done`` event (nothing
+    shows while the model writes them)."""
+
+    __slots__ = ()
+
+    def _on_event(self, name: str, data: str, out: list[StreamEvent]) -> None:
+        if name in ("response.function_call_arguments.delta", "response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            return
+        super()._on_event(name, data, out)
+
+
+class _ArgumentsAtFinish(ChatStreamDecoder):
+    """Holds a call's argument fragments back and yields them in one delta when the choice finishes."""
+
+    __slots__ = ("_held",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._held: dict[int, list[str]] = {}
+
+    def _tool_fragment(self, frag: Any, out: list[StreamEvent]) -> None:
+        fn = dict(frag.get("function") or {})
+        args = fn.pop("arguments", None)
+        super()._tool_fragment({**frag, "function": fn}, out)
+        if isinstance(args, str) and args:
+            self._held.setdefault(self._calls[frag.get("index", 0)], []).append(args)
+
+    def _close_blocks(self, out: list[StreamEvent]) -> None:
+        out += [ToolCallDeltaEvent(content_index=i, delta="".join(parts)) for i, parts in self._held.items()]
+        self._held.clear()
+        super()._close_blocks(out)
+
+
 def _decoder_bug(base: type, decoder: type) -> type:
     return type(f"{decoder.__name__}{base.__name__}", (base,), {"stream_decoder": lambda self: decoder()})
 
@@ -205,6 +240,10 @@ def broken_openai(bug: str, protocol: str) -> Callable[..., Any]:
         cls = _decoder_bug(base, _FirstSummaryPartOnly)
     elif bug == "nested_error_only" and base is OpenAIResponsesProvider:
         cls = _decoder_bug(base, _NestedErrorOnly)
+    elif bug == "whole_from_done" and base is OpenAIResponsesProvider:
+        cls = _decoder_bug(base, _WholeFromDone)
+    elif bug == "arguments_at_finish" and base is OpenAIChatProvider:
+        cls = _decoder_bug(base, _ArgumentsAtFinish)
     elif bug == "closed_by_done_only" and base is OpenAIResponsesProvider:
         cls = _decoder_bug(base, _ClosedByDoneOnly)
     elif bug == "finish_reason_alone" and base is OpenAIChatProvider:
@@ -232,5 +271,7 @@ OPENAI_EXPECTED: dict[tuple[str, str], set[str]] = {
     ("nested_error_only", "openai_responses"): {"failure.flat_error_event"},
     ("reasoning_as_text", "openai_chat"): {"stream.thinking.reasoning_fields"},
     ("closed_by_done_only", "openai_responses"): {"stream.items_left_open"},
+    ("whole_from_done", "openai_responses"): {"stream.events.as_they_arrive", "stream.items_left_open"},
+    ("arguments_at_finish", "openai_chat"): {"stream.events.as_they_arrive"},
     ("reasoning_content_only", "openai_chat"): {"stream.thinking.reasoning_fields"},
 }

@@ -48,7 +48,7 @@ for _protocol in ("openai_responses", "anthropic", "gemini", "bedrock"):
 
 
 # What only a streamed answer can show: not applicable to an adapter asking for JSON bodies.
-STREAMED_ONLY = {"failure.mid_stream", "failure.abort", "failure.flat_error_event", "stream.items_left_open", "failure.stream_exceptions", "failure.stream_error_event", "stream.ends_at_terminal"}
+STREAMED_ONLY = {"failure.mid_stream", "failure.abort", "failure.flat_error_event", "stream.items_left_open", "stream.events.as_they_arrive", "failure.stream_exceptions", "failure.stream_error_event", "stream.ends_at_terminal"}
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "non-streamed"])
