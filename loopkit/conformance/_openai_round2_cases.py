@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..messages import TextContent, ThinkingContent, ToolResultMessage, user
-from ..script import Turn, call
+from ..script import MidStreamError, Turn, call
 from ._case import Case, Context
 from ._fixtures import PROMPT, accepted, answer, finished, kinds, only_calls, request
 from ._harness import Exchange
@@ -133,6 +133,72 @@ def check_items_left_open(ctx: Context) -> None:
         ctx.expect(f"stop_reason of {what} whose items were never closed", m.stop_reason, whole.stop_reason)
 
 
+# --- OpenAI: error objects of other shapes ------------------------------------------------
+
+_SHAPED = "The upstream provider failed (conformance, shaped error)"
+
+
+def _openai_only(wire: Wire, provider: Any) -> str | None:
+    if wire.name in ("openai_chat", "openai_responses"):
+        return None
+    return f"the shapes are those of OpenAI's error objects and the servers that copy them ({wire.name} has its own, covered by failure.mid_stream)"
+
+
+def _reshape(edit: Any, streamed: bool) -> Any:
+    """A cut that applies ``edit(data) -> data`` to the answer's error payloads: a stream's error
+    frame (a Chat ``{"error": ...}`` chunk, a Responses ``error`` or ``response.failed`` event), or
+    the whole body of a non-streamed answer."""
+    from ._detail_cases import _payloads
+
+    def is_error(data: Any) -> bool:
+        return isinstance(data, dict) and ("error" in data or data.get("type") in ("error", "response.failed"))
+
+    return lambda chunks: _payloads(chunks, lambda data: edit(data) if is_error(data) or not streamed else data)
+
+
+def _error_shapes(wire: Wire, streamed: bool) -> list[tuple[str, Turn, Any, str | None, str | None]]:
+    """(what, turn, edit, message, error_type) for each real shape the protocol's errors come in."""
+    mid = Turn(text="This answer fails part-way.", chunk_size=4, faults=(MidStreamError(after=2, message=_SHAPED, error_type="server_error"),))
+    failed = Turn(text="Partial", error=_SHAPED)
+    if wire.name == "openai_chat" and streamed:
+        return [
+            # OpenRouter: an error object with a numeric code and no type (its errors and debugging page)
+            ("OpenRouter's error chunk (code 502, no type)", mid, lambda d: {"error": {"code": 502, "message": _SHAPED}}, _SHAPED, "502"),
+            # OpenRouter mid-stream: the error next to a choice that finishes with "error"
+            ("OpenRouter's mid-stream error (finish_reason error)", mid, lambda d: {"id": "gen-1", "object": "chat.completion.chunk", "created": 1, "model": "m", "error": {"code": "server_error", "message": _SHAPED}, "choices": [{"index": 0, "delta": {"content": ""}, "finish_reason": "error"}]}, _SHAPED, "server_error"),
+            # Hugging Face TGI: the message alone, its type beside it
+            ("TGI's error chunk (a bare message and error_type)", mid, lambda d: {"error": _SHAPED, "error_type": "validation"}, _SHAPED, "validation"),
+        ]
+    if wire.name == "openai_chat":
+        # OpenRouter answers an error met while the model produced the output with HTTP 200 and the error as the body
+        return [("OpenRouter's HTTP 200 body holding an error (code 502)", Turn(text="Never shown."), lambda d: {"error": {"code": 502, "message": _SHAPED, "metadata": {"provider_name": "conformance"}}}, _SHAPED, "502")]
+    null_error = ("response.failed whose error is null (Azure OpenAI)", failed, lambda d: {**d, "response": {**d["response"], "error": None}} if "response" in d else {**d, "error": None}, None, None)
+    if not streamed:
+        return [null_error]
+    return [
+        # the nested error event with a null code, as OpenAI sent it before any output
+        ("an error event whose code is null", mid, lambda d: {"type": "error", "sequence_number": 2, "error": {"type": "service_unavailable_error", "code": None, "message": _SHAPED, "param": None}}, _SHAPED, "service_unavailable_error"),
+        null_error,
+    ]
+
+
+def check_error_shapes(ctx: Context) -> None:
+    from ..errors import ProviderError
+    from ..events import DoneEvent
+    from ._failure_cases import expect_error_details, expect_failure, said
+    from ._harness import MAX_RETRIES
+
+    for what, turn, edit, message, error_type in _error_shapes(ctx.wire, ctx.streamed):
+        ex = answer(ctx, [turn] * (MAX_RETRIES + 1), cut=_reshape(edit, ctx.streamed))
+        expect_failure(ctx, ex, (ProviderError,), what)
+        if any(isinstance(e, DoneEvent) for e in ex.events):
+            ctx.fail(f"events of {what}", "no 'done' event", ex.outcome())
+        if message is not None and message not in said(ex):
+            ctx.fail(f"the provider's error message ({what})", f"text containing {message!r}", said(ex))
+        if error_type is not None:
+            expect_error_details(ctx, ex, status=None, error_type=error_type)
+
+
 # --- every protocol: deltas are yielded as they arrive ------------------------------------
 
 _LONG_TEXT = "The forecast, word by word: " + " ".join(f"w{n:02d}" for n in range(40)) + "."
@@ -190,5 +256,12 @@ OPENAI_ROUND2_CASES: tuple[Case, ...] = (
         "docs/loop-contract.md §7.6",
         check_deltas_as_they_arrive,
         streamed_only=True,
+    ),
+    Case(
+        "failure.error_shapes",
+        "OpenAI error objects in the other real shapes (a code and no type, a numeric code, a bare message, a null code, a response.failed whose error is null) fail the call with the provider's message and type, never a 'done'.",
+        "docs/wire.md §1.5, §2.5",
+        check_error_shapes,
+        _openai_only,
     ),
 )

@@ -48,10 +48,16 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def stream_error(error: Any, *, api: str, fallback: str = "error during the stream") -> StreamError:
-    """A :class:`StreamError` from an OpenAI error object (``{"message","type","code","param"}``)."""
+def stream_error(error: Any, *, api: str, fallback: str = "error during the stream", error_type: Any = None) -> StreamError:
+    """A :class:`StreamError` from an OpenAI error object (``{"message","type","code","param"}``;
+    compatible servers may send ``type: null`` and only a ``code``, a number on OpenRouter).
+
+    Args:
+        error: the error object, or the bare message Hugging Face TGI sends as ``error``.
+        error_type: the type sent next to a bare message (TGI's ``error_type``).
+    """
     if not isinstance(error, dict):
-        return StreamError(str(error) if error else fallback, provider=api, body=error)
+        return StreamError(str(error) if error else fallback, error_type=None if error_type is None else str(error_type), provider=api, body=error)
     message = error.get("message")
     error_type = error.get("type") or error.get("code")
     return StreamError(

@@ -198,8 +198,8 @@ class ChatStreamDecoder:
         chunk = json_or_wire_error(data, f"{API} stream chunk")
         if not isinstance(chunk, dict):
             return
-        if chunk.get("error"):
-            raise stream_error(chunk["error"], api=API)
+        if chunk.get("error"):  # OpenAI's error frame, OpenRouter's (with code only), TGI's (a bare message)
+            raise stream_error(chunk["error"], api=API, error_type=chunk.get("error_type"))
         if not self._started:
             self._started = True
             out.append(StartEvent(api=API, provider="openai", model=str(chunk.get("model") or ""), response_id=chunk.get("id")))

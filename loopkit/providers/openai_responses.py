@@ -210,7 +210,7 @@ def _terminal(response: Mapping[str, Any], has_calls: bool, refusal: str) -> Str
 def _failed(response: Mapping[str, Any]) -> ProviderError:
     err = response.get("error")
     if isinstance(err, dict):
-        return stream_error({"message": err.get("message"), "type": err.get("code") or err.get("type")}, api=API, fallback="the response failed")
+        return stream_error({"message": err.get("message"), "type": err.get("code")}, api=API, fallback="the response failed")  # ResponseError: {code, message}
     return stream_error(None, api=API, fallback="the response failed")
 
 

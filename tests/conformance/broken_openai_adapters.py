@@ -222,6 +222,32 @@ class _ArgumentsAtFinish(ChatStreamDecoder):
         super()._close_blocks(out)
 
 
+class _OpenAIErrorFramesOnly(ChatStreamDecoder):
+    """Reads an error chunk as OpenAI writes it (``error.message`` and ``error.type``): another
+    server's error with only a code loses its type, and a bare message breaks the decoder."""
+
+    __slots__ = ()
+
+    def _on_data(self, data: str, out: list[StreamEvent]) -> None:
+        chunk = json.loads(data) if data.startswith("{") else None
+        if isinstance(chunk, dict) and chunk.get("error"):
+            error = chunk["error"]
+            raise StreamError(error["message"], error_type=error.get("type"), provider="openai_chat", body=error)
+        super()._on_data(data, out)
+
+
+class _FailedErrorAlwaysAnObject(ResponsesStreamDecoder):
+    """Reads ``response.failed``'s ``error`` as an object: a null one breaks the decoder."""
+
+    __slots__ = ()
+
+    def _on_event(self, name: str, data: str, out: list[StreamEvent]) -> None:
+        if name == "response.failed":
+            error = json.loads(data)["response"]["error"]
+            raise StreamError(error["message"], error_type=error["code"], provider="openai_responses", body=error)
+        super()._on_event(name, data, out)
+
+
 def _decoder_bug(base: type, decoder: type) -> type:
     return type(f"{decoder.__name__}{base.__name__}", (base,), {"stream_decoder": lambda self: decoder()})
 
@@ -240,6 +266,10 @@ def broken_openai(bug: str, protocol: str) -> Callable[..., Any]:
         cls = _decoder_bug(base, _FirstSummaryPartOnly)
     elif bug == "nested_error_only" and base is OpenAIResponsesProvider:
         cls = _decoder_bug(base, _NestedErrorOnly)
+    elif bug == "openai_error_frames_only" and base is OpenAIChatProvider:
+        cls = _decoder_bug(base, _OpenAIErrorFramesOnly)
+    elif bug == "failed_error_always_an_object" and base is OpenAIResponsesProvider:
+        cls = _decoder_bug(base, _FailedErrorAlwaysAnObject)
     elif bug == "whole_from_done" and base is OpenAIResponsesProvider:
         cls = _decoder_bug(base, _WholeFromDone)
     elif bug == "arguments_at_finish" and base is OpenAIChatProvider:
@@ -271,6 +301,8 @@ OPENAI_EXPECTED: dict[tuple[str, str], set[str]] = {
     ("nested_error_only", "openai_responses"): {"failure.flat_error_event"},
     ("reasoning_as_text", "openai_chat"): {"stream.thinking.reasoning_fields"},
     ("closed_by_done_only", "openai_responses"): {"stream.items_left_open"},
+    ("openai_error_frames_only", "openai_chat"): {"failure.error_shapes"},
+    ("failed_error_always_an_object", "openai_responses"): {"failure.error_shapes"},
     ("whole_from_done", "openai_responses"): {"stream.events.as_they_arrive", "stream.items_left_open"},
     ("arguments_at_finish", "openai_chat"): {"stream.events.as_they_arrive"},
     ("reasoning_content_only", "openai_chat"): {"stream.thinking.reasoning_fields"},

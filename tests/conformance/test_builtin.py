@@ -45,6 +45,9 @@ for _protocol in ("openai_chat", "openai_responses", "anthropic", "gemini"):
 CHAT_ONLY = {"stream.thinking.reasoning_fields"}  # reasoning fields of OpenAI-compatible Chat servers
 for _protocol in ("openai_responses", "anthropic", "gemini", "bedrock"):
     NOT_APPLICABLE[_protocol] |= CHAT_ONLY
+OPENAI_ONLY = {"failure.error_shapes"}  # the shapes of OpenAI's error objects and of the servers that copy them
+for _protocol in ("anthropic", "gemini", "bedrock"):
+    NOT_APPLICABLE[_protocol] |= OPENAI_ONLY
 
 
 # What only a streamed answer can show: not applicable to an adapter asking for JSON bodies.
