@@ -10,8 +10,10 @@ echoed tool call whose ``id``/``function.name``/``function.arguments`` is not a 
 arguments go back as the JSON *text*) or whose ``type`` is not ``function``, a
 ``tool`` message whose content is not a string or parts, a ``tool`` message that answers no
 preceding tool call (or answers one twice), and an assistant tool call left without its ``tool``
-message, a ``max_tokens``/``max_completion_tokens`` that is not an integer >= 1, and a function
-tool whose name breaks ``^[a-zA-Z0-9_-]+$`` or whose ``parameters`` is not an object. Each answer
+message, a system, developer or user message whose ``content`` is neither a string nor parts, a
+``max_tokens``/``max_completion_tokens`` that is not an integer >= 1, a tool without a ``type`` or
+of a type other than ``function``/``custom``, and a function tool whose name breaks
+``^[a-zA-Z0-9_-]+$`` or whose ``parameters`` is not an object. Each answer
 is the API's 400 body: ``invalid_request_error`` with ``param`` and ``code``
 (``invalid_type``, ``invalid_value``, ``missing_required_parameter``).
 
@@ -153,6 +155,8 @@ class OpenAIChatSimulator(OpenAISimulator):
                     f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.",
                     f"messages[{i}].role", "invalid_value",
                 )
+            if role in ("system", "developer", "user") and not isinstance(m.get("content"), (str, list)):
+                return self._invalid_type(f"messages[{i}].content", "one of a string or array of objects", m.get("content"))
             if role == "tool":
                 content = m.get("content")
                 if not isinstance(content, (str, list)):
@@ -208,7 +212,11 @@ class OpenAIChatSimulator(OpenAISimulator):
             at = f"tools[{k}]"
             if not isinstance(t, Mapping):
                 return self._invalid_type(at, "an object", t)
-            if t.get("type") == "custom":
+            if "type" not in t:
+                return self._missing(f"{at}.type")
+            if t["type"] not in ("function", "custom"):
+                return self.bad_request(f"Invalid value: '{t['type']}'. Supported values are: 'function' and 'custom'.", f"{at}.type", "invalid_value")
+            if t["type"] == "custom":
                 continue
             fn = t.get("function")
             if not isinstance(fn, Mapping):
