@@ -133,6 +133,28 @@ def check_items_left_open(ctx: Context) -> None:
         ctx.expect(f"stop_reason of {what} whose items were never closed", m.stop_reason, whole.stop_reason)
 
 
+# --- Chat: usage of OpenAI-compatible servers ---------------------------------------------
+
+
+def _null_details(data: Any) -> Any:
+    """vLLM's usage object: ``prompt_tokens_details`` and ``completion_tokens_details`` null."""
+    usage = data.get("usage") if isinstance(data, dict) else None
+    if isinstance(usage, dict):
+        data["usage"] = {**usage, "prompt_tokens_details": None, "completion_tokens_details": None}
+    return data
+
+
+def check_usage_without_details(ctx: Context) -> None:
+    from ..messages import Usage
+    from ._detail_cases import _payloads
+
+    ex = answer(ctx, [Turn(text="Hi.", usage=Usage(input=11, output=7, total_tokens=18))], cut=lambda chunks: _payloads(chunks, _null_details))
+    m = finished(ctx, ex, "an answer whose usage details are null")
+    if m is not None:
+        u = m.usage
+        ctx.expect("usage (input, output, cache_read, cache_write, total) of an answer whose usage details are null", (u.input, u.output, u.cache_read, u.cache_write, u.total_tokens), (11, 7, 0, 0, 18))
+
+
 # --- OpenAI: error objects of other shapes ------------------------------------------------
 
 _SHAPED = "The upstream provider failed (conformance, shaped error)"
@@ -263,5 +285,12 @@ OPENAI_ROUND2_CASES: tuple[Case, ...] = (
         "docs/wire.md §1.5, §2.5",
         check_error_shapes,
         _openai_only,
+    ),
+    Case(
+        "stream.usage.null_details",
+        "A Chat usage object whose prompt_tokens_details and completion_tokens_details are null (as vLLM sends it) counts every prompt token as input, none cached.",
+        "docs/wire.md §1.3, §1.4 #6",
+        check_usage_without_details,
+        _chat_only,
     ),
 )

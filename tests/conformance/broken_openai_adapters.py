@@ -248,6 +248,18 @@ class _FailedErrorAlwaysAnObject(ResponsesStreamDecoder):
         super()._on_event(name, data, out)
 
 
+class _UsageDetailsAlwaysAnObject(ChatStreamDecoder):
+    """Reads ``usage.prompt_tokens_details`` as an object: a null one (vLLM's) breaks the decoder."""
+
+    __slots__ = ()
+
+    def _on_data(self, data: str, out: list[StreamEvent]) -> None:
+        chunk = json.loads(data) if data.startswith("{") else None
+        if isinstance(chunk, dict) and isinstance(chunk.get("usage"), dict):
+            chunk["usage"]["prompt_tokens_details"].get("cached_tokens")
+        super()._on_data(data, out)
+
+
 def _decoder_bug(base: type, decoder: type) -> type:
     return type(f"{decoder.__name__}{base.__name__}", (base,), {"stream_decoder": lambda self: decoder()})
 
@@ -266,6 +278,8 @@ def broken_openai(bug: str, protocol: str) -> Callable[..., Any]:
         cls = _decoder_bug(base, _FirstSummaryPartOnly)
     elif bug == "nested_error_only" and base is OpenAIResponsesProvider:
         cls = _decoder_bug(base, _NestedErrorOnly)
+    elif bug == "usage_details_always_an_object" and base is OpenAIChatProvider:
+        cls = _decoder_bug(base, _UsageDetailsAlwaysAnObject)
     elif bug == "openai_error_frames_only" and base is OpenAIChatProvider:
         cls = _decoder_bug(base, _OpenAIErrorFramesOnly)
     elif bug == "failed_error_always_an_object" and base is OpenAIResponsesProvider:
@@ -302,6 +316,7 @@ OPENAI_EXPECTED: dict[tuple[str, str], set[str]] = {
     ("reasoning_as_text", "openai_chat"): {"stream.thinking.reasoning_fields"},
     ("closed_by_done_only", "openai_responses"): {"stream.items_left_open"},
     ("openai_error_frames_only", "openai_chat"): {"failure.error_shapes"},
+    ("usage_details_always_an_object", "openai_chat"): {"stream.usage.null_details"},
     ("failed_error_always_an_object", "openai_responses"): {"failure.error_shapes"},
     ("whole_from_done", "openai_responses"): {"stream.events.as_they_arrive", "stream.items_left_open"},
     ("arguments_at_finish", "openai_chat"): {"stream.events.as_they_arrive"},

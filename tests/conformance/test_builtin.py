@@ -42,7 +42,7 @@ NOT_APPLICABLE: dict[str, set[str]] = {
 }
 for _protocol in ("openai_chat", "openai_responses", "anthropic", "gemini"):
     NOT_APPLICABLE[_protocol] |= BEDROCK_ONLY
-CHAT_ONLY = {"stream.thinking.reasoning_fields"}  # reasoning fields of OpenAI-compatible Chat servers
+CHAT_ONLY = {"stream.thinking.reasoning_fields", "stream.usage.null_details"}  # forms of OpenAI-compatible Chat servers
 for _protocol in ("openai_responses", "anthropic", "gemini", "bedrock"):
     NOT_APPLICABLE[_protocol] |= CHAT_ONLY
 OPENAI_ONLY = {"failure.error_shapes"}  # the shapes of OpenAI's error objects and of the servers that copy them
