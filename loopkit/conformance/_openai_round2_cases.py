@@ -33,7 +33,7 @@ def check_reasoning_fields(ctx: Context) -> None:
     limit while it was still reasoning."""
     for field in REASONING_FIELDS:
         turns = [
-            Turn(thinking=f"Paris first ({field}).", text="Checking Paris.", tool_calls=(call("get_weather", {"city": "Paris"}),), chunk_size=4),
+            Turn(thinking=f"Paris first ({field}).", text="Checking Paris.", tool_calls=(call("get_weather", {"city": "Paris"}), call("get_time", {"tz": "Europe/Paris"})), chunk_size=4),
             Turn(thinking=f"Now Tokyo ({field}).", tool_calls=(call("get_time", {"tz": "Asia/Tokyo"}),), chunk_size=4),
             Turn(thinking=f"Both known ({field}).", text="Paris 18 C; Tokyo 09:30.", chunk_size=4),
         ]
@@ -52,7 +52,7 @@ def check_reasoning_fields(ctx: Context) -> None:
             return request(messages=messages)
 
         rounds = ctx.harness.run_rounds(turns, next_request, sim_options={"reasoning_field": field})
-        want = [["thinking", "text", "toolCall"], ["thinking", "toolCall"], ["thinking", "text"]]
+        want = [["thinking", "text", "toolCall", "toolCall"], ["thinking", "toolCall"], ["thinking", "text"]]
         for n, (ex, turn, blocks) in enumerate(zip(rounds, turns, want), start=1):
             m = finished(ctx, ex, f"model call {n} (reasoning in {field!r})")
             if m is None:
@@ -73,6 +73,10 @@ def check_reasoning_fields(ctx: Context) -> None:
         if m is not None:
             ctx.expect(f"content of an answer cut off while reasoning (in {field!r})", [(b.type, getattr(b, "thinking", None)) for b in m.content], [("thinking", cut.thinking)])
             ctx.expect(f"stop_reason of an answer cut off while reasoning (in {field!r})", m.stop_reason, "length")
+            # that answer holds nothing Chat can send back: the next request is still one the API accepts
+            ex = answer(ctx, ["Going on."], request(messages=[user(PROMPT), m, user("Go on.")]))
+            accepted(ctx, ex)
+            ctx.expect(f"the assistant text echoed after an answer of reasoning alone (in {field!r})", ctx.wire.assistant_text(ex.body or {}), "")
 
 
 # --- Responses: items a stream never closes ----------------------------------------------
@@ -122,6 +126,8 @@ def check_items_left_open(ctx: Context) -> None:
         "reasoning, text and a call": Turn(thinking="Paris, then the answer.", text="Checking Paris.", tool_calls=(call("get_weather", {"city": "Paris", "units": "c"}),), chunk_size=5),
         "encrypted reasoning and text": Turn(redacted_thinking="gAAAA-conformance-encrypted", text="Sunny."),
         "a call cut off by the token limit": Turn(tool_calls=(call("get_weather", '{"city": "Par'),), stop_reason="length", chunk_size=3),
+        "two reasoning items (one encrypted) and a call": Turn(redacted_thinking="gAAAA-conformance-first", thinking="Then the call.", tool_calls=(call("get_time", {"tz": "UTC"}),)),
+        "encrypted reasoning cut off by the token limit": Turn(redacted_thinking="gAAAA-conformance-cut", stop_reason="length"),
     }
     for what, turn in answers.items():
         whole = finished(ctx, answer(ctx, [turn]), f"{what}, streamed whole")
@@ -131,6 +137,38 @@ def check_items_left_open(ctx: Context) -> None:
             continue
         ctx.expect(f"the message of {what} whose items were never closed (as the caller sees it)", _shown(m), _shown(whole))
         ctx.expect(f"stop_reason of {what} whose items were never closed", m.stop_reason, whole.stop_reason)
+
+
+# --- Chat: call ids repeated on every fragment ---------------------------------------------
+
+
+def _ids_on_every_fragment(chunks: list[bytes]) -> list[bytes]:
+    """Every argument fragment of a call carries the call's ``id`` and ``type`` again, as LiteLLM's
+    proxy (BerriAI/litellm issue #20480), DeepSeek and Qwen send them."""
+    from ._detail_cases import _payloads
+
+    ids: dict[Any, Any] = {}
+
+    def repeat(data: Any) -> Any:
+        for choice in data.get("choices") or () if isinstance(data, dict) else ():
+            for frag in (choice.get("delta") or {}).get("tool_calls") or ():
+                if frag.get("id"):
+                    ids[frag.get("index")] = frag["id"]
+                elif frag.get("index") in ids:
+                    frag.update(id=ids[frag["index"]], type="function")
+        return data
+
+    return _payloads(chunks, repeat)
+
+
+def check_ids_repeated(ctx: Context) -> None:
+    a, b = ("call_" + "0cnfA1b2C3d4E5f6G7h8i9", "call_" + "1cnfJ0k1L2m3N4o5P6q7r8")
+    turn = Turn(text="Checking both.", tool_calls=(call("get_weather", {"city": "Paris", "units": "c"}, id=a), call("get_time", {"tz": "Asia/Tokyo"}, id=b)), chunk_size=3)
+    whole = finished(ctx, answer(ctx, [turn]), "two calls streamed as the API does")
+    m = finished(ctx, answer(ctx, [turn], cut=_ids_on_every_fragment), "two calls whose every fragment repeats the call's id")
+    if whole is not None and m is not None:
+        ctx.expect("content blocks when every fragment repeats its call's id", kinds(m), kinds(whole))
+        ctx.expect("tool calls (id, name, arguments) when every fragment repeats its call's id", [(c.id, c.name, c.arguments) for c in only_calls(m)], [(a, "get_weather", {"city": "Paris", "units": "c"}), (b, "get_time", {"tz": "Asia/Tokyo"})])
 
 
 # --- Chat: usage of OpenAI-compatible servers ---------------------------------------------
@@ -221,6 +259,25 @@ def check_error_shapes(ctx: Context) -> None:
             expect_error_details(ctx, ex, status=None, error_type=error_type)
 
 
+# --- every protocol: an assistant message of several text blocks -------------------------
+
+
+def check_history_text_blocks(ctx: Context) -> None:
+    """An assistant message of two text blocks (an answer streamed as two, or written by another
+    provider) is echoed with both texts, in order, nothing but white space between them."""
+    import re
+
+    from ..messages import AssistantMessage
+
+    first, second = "Paris first.", "Then Tokyo."
+    messages = [user(PROMPT), AssistantMessage(content=[TextContent(text=first), TextContent(text=second)]), user("And tomorrow?")]
+    ex = answer(ctx, ["Tomorrow looks the same."], request(messages=messages))
+    accepted(ctx, ex)
+    echoed = ctx.wire.assistant_text(ex.body or {})
+    if not re.fullmatch(re.escape(first) + r"\s*" + re.escape(second), echoed):
+        ctx.fail("the assistant text echoed (both blocks, in order)", f"{first!r}, white space, {second!r}", echoed)
+
+
 # --- every protocol: deltas are yielded as they arrive ------------------------------------
 
 _LONG_TEXT = "The forecast, word by word: " + " ".join(f"w{n:02d}" for n in range(40)) + "."
@@ -292,5 +349,19 @@ OPENAI_ROUND2_CASES: tuple[Case, ...] = (
         "docs/wire.md §1.3, §1.4 #6",
         check_usage_without_details,
         _chat_only,
+    ),
+    Case(
+        "request.history.text_blocks",
+        "An assistant message of two text blocks is echoed with both texts, in order.",
+        "docs/wire.md §1.6, §2.6, §3.6, §4.6, §5.7",
+        check_history_text_blocks,
+    ),
+    Case(
+        "stream.tool_call_ids_repeated",
+        "Chat tool calls whose every argument fragment repeats the call's id and type (LiteLLM's proxy, DeepSeek, Qwen) stay one call each, with that id and the whole arguments.",
+        "docs/wire.md §1.4 #8, §1.7 #5",
+        check_ids_repeated,
+        _chat_only,
+        streamed_only=True,
     ),
 )

@@ -52,7 +52,7 @@ from ._openai_common import OpenAIHttpProvider, image_url, result_text, stream_e
 from ._sse import SSEDecoder
 
 API = "openai_chat"
-_FINISH = {"stop": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse"}
+_FINISH: dict[str | None, str] = {"stop": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse"}
 
 # --- request ------------------------------------------------------------------------------------
 
@@ -148,7 +148,7 @@ def _terminal(finish: str | None, has_calls: bool, refusal: str, usage: Usage | 
         return ErrorEvent(error_message=refusal, error_type="refusal", usage=usage)
     if finish == "content_filter":
         return ErrorEvent(error_message="the answer was stopped by OpenAI's content filter", error_type="content_filter", usage=usage)
-    reason = _FINISH.get(finish or "stop", "stop")
+    reason = _FINISH.get(finish, "stop")  # none (a server that sends no finish_reason) or an unknown one: stop
     if reason == "stop" and has_calls:
         reason = "toolUse"  # a forced tool_choice ends with finish_reason "stop"
     return DoneEvent(reason=reason, usage=usage)  # type: ignore[arg-type]

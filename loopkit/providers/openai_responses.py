@@ -253,9 +253,8 @@ class ResponsesStreamDecoder:
 
     def _start_pending(self, out: list[StreamEvent]) -> None:
         """Start each reasoning item that got no text yet (only a stream that never closed it has one)."""
-        for state in self._items.values():
-            if not state.get("started", True):
-                _start_reasoning(state, out, redacted=bool(state["item"].get("encrypted_content")))
+        for state in self._items.values():  # _start_reasoning starts only a reasoning item not started yet
+            _start_reasoning(state, out, redacted=bool(state["item"].get("encrypted_content")))
 
     def _on_event(self, name: str, data: str, out: list[StreamEvent]) -> None:
         if self._done or data.startswith("[DONE]"):
@@ -279,7 +278,7 @@ class ResponsesStreamDecoder:
         if not isinstance(item, dict):
             return
         kind = item.get("type")
-        state: dict[str, Any] = {"type": kind, "item": item, "index": None, "args": 0, "text": 0}
+        state: dict[str, Any] = {"type": kind, "item": item, "index": None, "args": False, "text": False}  # args/text: some came
         if kind == "reasoning":
             # started at its first summary text, or at its end: only then is it known whether it
             # is redacted (encrypted reasoning with no summary)
@@ -290,7 +289,7 @@ class ResponsesStreamDecoder:
             state["index"] = self._new_block(out)
             out.append(ToolCallStartEvent(content_index=state["index"], id=str(item.get("call_id") or item.get("id") or ""), name=str(item.get("name") or "")))
             if item.get("arguments"):
-                state["args"] += len(item["arguments"])
+                state["args"] = True
                 out.append(ToolCallDeltaEvent(content_index=state["index"], delta=item["arguments"]))
         self._items[ev.get("output_index")] = state
 
@@ -369,7 +368,7 @@ class ResponsesStreamDecoder:
         delta = ev.get("delta")
         if state is not None and state["index"] is not None and isinstance(delta, str) and delta:
             _start_reasoning(state, out)
-            state["text"] += len(delta)
+            state["text"] = True
             out.append(ThinkingDeltaEvent(content_index=state["index"], delta=delta))
 
     def _summary_part_added(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
@@ -381,14 +380,14 @@ class ResponsesStreamDecoder:
         state = self._state(ev)
         delta = ev.get("delta")
         if state is not None and state["index"] is not None and isinstance(delta, str) and delta:
-            state["args"] += len(delta)
+            state["args"] = True
             out.append(ToolCallDeltaEvent(content_index=state["index"], delta=delta))
 
     def _args_done(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
         state = self._state(ev)
         args = ev.get("arguments")
         if state is not None and state["index"] is not None and not state["args"] and isinstance(args, str) and args:
-            state["args"] += len(args)
+            state["args"] = True
             out.append(ToolCallDeltaEvent(content_index=state["index"], delta=args))
 
     # --- terminal -------------------------------------------------------------------------

@@ -25,6 +25,8 @@ from loopkit.events import (
     ToolCallDeltaEvent,
     ToolCallEndEvent,
 )
+from loopkit.messages import AssistantMessage, TextContent
+from loopkit.provider import ModelRequest
 from loopkit.providers import adapter_class
 from loopkit.providers.openai_chat import ChatStreamDecoder, OpenAIChatProvider
 from loopkit.providers.openai_responses import (
@@ -260,6 +262,33 @@ class _UsageDetailsAlwaysAnObject(ChatStreamDecoder):
         super()._on_data(data, out)
 
 
+def _last_text_block_only(base: type) -> type:
+    """Echoes an assistant message with its last text block only (each block overwrote the text)."""
+
+    def trim(m: Any) -> Any:
+        if not isinstance(m, AssistantMessage):
+            return m
+        texts = [b for b in m.content if isinstance(b, TextContent)]
+        return dataclasses.replace(m, content=[b for b in m.content if not isinstance(b, TextContent) or b is texts[-1]])
+
+    def build_request(self: Any, request: Any) -> Any:
+        keep = {k: getattr(request, k) for k in ("tools", "tool_choice", "parallel_tool_calls", "model", "system", "max_tokens", "abort_signal", "call_number")}
+        return base.build_request(self, ModelRequest([trim(m) for m in request.messages], **keep))
+
+    return type(f"LastTextBlockOnly{base.__name__}", (base,), {"build_request": build_request})
+
+
+class _NewCallPerId(ChatStreamDecoder):
+    """Starts a new call at every fragment that carries an id (``if delta.id``: a new call)."""
+
+    __slots__ = ()
+
+    def _tool_fragment(self, frag: Any, out: list[StreamEvent]) -> None:
+        if frag.get("id"):
+            self._calls.pop(frag.get("index", 0), None)
+        super()._tool_fragment(frag, out)
+
+
 def _decoder_bug(base: type, decoder: type) -> type:
     return type(f"{decoder.__name__}{base.__name__}", (base,), {"stream_decoder": lambda self: decoder()})
 
@@ -278,6 +307,10 @@ def broken_openai(bug: str, protocol: str) -> Callable[..., Any]:
         cls = _decoder_bug(base, _FirstSummaryPartOnly)
     elif bug == "nested_error_only" and base is OpenAIResponsesProvider:
         cls = _decoder_bug(base, _NestedErrorOnly)
+    elif bug == "new_call_per_id" and base is OpenAIChatProvider:
+        cls = _decoder_bug(base, _NewCallPerId)
+    elif bug == "last_text_block_only":
+        cls = _last_text_block_only(base)
     elif bug == "usage_details_always_an_object" and base is OpenAIChatProvider:
         cls = _decoder_bug(base, _UsageDetailsAlwaysAnObject)
     elif bug == "openai_error_frames_only" and base is OpenAIChatProvider:
@@ -317,6 +350,8 @@ OPENAI_EXPECTED: dict[tuple[str, str], set[str]] = {
     ("closed_by_done_only", "openai_responses"): {"stream.items_left_open"},
     ("openai_error_frames_only", "openai_chat"): {"failure.error_shapes"},
     ("usage_details_always_an_object", "openai_chat"): {"stream.usage.null_details"},
+    **{("last_text_block_only", p): {"request.history.text_blocks"} for p in OPENAI},
+    ("new_call_per_id", "openai_chat"): {"stream.tool_call_ids_repeated"},
     ("failed_error_always_an_object", "openai_responses"): {"failure.error_shapes"},
     ("whole_from_done", "openai_responses"): {"stream.events.as_they_arrive", "stream.items_left_open"},
     ("arguments_at_finish", "openai_chat"): {"stream.events.as_they_arrive"},

@@ -42,7 +42,7 @@ NOT_APPLICABLE: dict[str, set[str]] = {
 }
 for _protocol in ("openai_chat", "openai_responses", "anthropic", "gemini"):
     NOT_APPLICABLE[_protocol] |= BEDROCK_ONLY
-CHAT_ONLY = {"stream.thinking.reasoning_fields", "stream.usage.null_details"}  # forms of OpenAI-compatible Chat servers
+CHAT_ONLY = {"stream.thinking.reasoning_fields", "stream.usage.null_details", "stream.tool_call_ids_repeated"}  # forms of OpenAI-compatible Chat servers
 for _protocol in ("openai_responses", "anthropic", "gemini", "bedrock"):
     NOT_APPLICABLE[_protocol] |= CHAT_ONLY
 OPENAI_ONLY = {"failure.error_shapes"}  # the shapes of OpenAI's error objects and of the servers that copy them
@@ -51,7 +51,7 @@ for _protocol in ("anthropic", "gemini", "bedrock"):
 
 
 # What only a streamed answer can show: not applicable to an adapter asking for JSON bodies.
-STREAMED_ONLY = {"failure.mid_stream", "failure.abort", "failure.flat_error_event", "stream.items_left_open", "stream.events.as_they_arrive", "failure.stream_exceptions", "failure.stream_error_event", "stream.ends_at_terminal"}
+STREAMED_ONLY = {"failure.mid_stream", "failure.abort", "failure.flat_error_event", "stream.items_left_open", "stream.events.as_they_arrive", "stream.tool_call_ids_repeated", "failure.stream_exceptions", "failure.stream_error_event", "stream.ends_at_terminal"}
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "non-streamed"])
