@@ -27,6 +27,20 @@ def _chat_only(wire: Wire, provider: Any) -> str | None:
     return f"only Chat Completions carries reasoning in a field of its own that compatible servers add ({wire.name} has its own reasoning blocks, covered by stream.thinking)"
 
 
+def _empty_markers(field: str) -> Any:
+    """The answer with every ``"<field>": null`` written ``"<field>": ""`` (streamed or whole)."""
+    from ._detail_cases import _payloads
+
+    def blank(data: Any) -> Any:
+        holders = [data] + [c.get(k) for c in (data.get("choices") or []) for k in ("delta", "message")] if isinstance(data, dict) else []
+        for h in holders:
+            if isinstance(h, dict) and field in h and h[field] is None:
+                h[field] = ""
+        return data
+
+    return lambda chunks: _payloads(chunks, blank)
+
+
 def check_reasoning_fields(ctx: Context) -> None:
     """Three model calls of a loop against a server that sends reasoning in ``field``: thinking,
     text and a call; thinking and a call; thinking and text. Then an answer cut off by the token
@@ -68,6 +82,10 @@ def check_reasoning_fields(ctx: Context) -> None:
             accepted(ctx, ex)
             # the reasoning is never echoed as the assistant's content
             ctx.expect(f"the assistant text echoed in request {n} (reasoning in {field!r})", ctx.wire.assistant_text(ex.body or {}), "Checking Paris.")
+        # servers that mark "no reasoning here" with an empty string instead of null
+        plain = finished(ctx, answer(ctx, [Turn(text="A plain answer.", chunk_size=5)], sim_options={"reasoning_field": field}, cut=_empty_markers(field)), f"an answer whose chunks carry {field!r}: \"\"")
+        if plain is not None:
+            ctx.expect(f"content blocks of an answer whose chunks carry {field!r}: \"\" (no reasoning)", kinds(plain), ["text"])
         cut = Turn(thinking=f"A long train of thought ({field}) that the token limit", stop_reason="length", chunk_size=6)
         m = finished(ctx, answer(ctx, [cut], sim_options={"reasoning_field": field}), f"an answer cut off while reasoning (in {field!r})")
         if m is not None:
@@ -126,6 +144,7 @@ def check_items_left_open(ctx: Context) -> None:
         "reasoning, text and a call": Turn(thinking="Paris, then the answer.", text="Checking Paris.", tool_calls=(call("get_weather", {"city": "Paris", "units": "c"}),), chunk_size=5),
         "encrypted reasoning and text": Turn(redacted_thinking="gAAAA-conformance-encrypted", text="Sunny."),
         "a call cut off by the token limit": Turn(tool_calls=(call("get_weather", '{"city": "Par'),), stop_reason="length", chunk_size=3),
+        "encrypted reasoning and a call": Turn(redacted_thinking="gAAAA-conformance-call", tool_calls=(call("get_weather", {"city": "Oslo"}),)),
         "two reasoning items (one encrypted) and a call": Turn(redacted_thinking="gAAAA-conformance-first", thinking="Then the call.", tool_calls=(call("get_time", {"tz": "UTC"}),)),
         "encrypted reasoning cut off by the token limit": Turn(redacted_thinking="gAAAA-conformance-cut", stop_reason="length"),
     }
