@@ -10,13 +10,19 @@ echoed tool call whose ``id``/``function.name``/``function.arguments`` is not a 
 arguments go back as the JSON *text*) or whose ``type`` is not ``function``, a
 ``tool`` message whose content is not a string or parts, a ``tool`` message that answers no
 preceding tool call (or answers one twice), and an assistant tool call left without its ``tool``
-message, a ``max_tokens``/``max_completion_tokens`` that is not an integer >= 1, and a function
-tool whose name breaks ``^[a-zA-Z0-9_-]+$`` or whose ``parameters`` is not an object. Each answer
+message, a system, developer or user message whose ``content`` is neither a string nor parts, a
+``max_tokens``/``max_completion_tokens`` that is not an integer >= 1, a tool without a ``type`` or
+of a type other than ``function``/``custom``, and a function tool whose name breaks
+``^[a-zA-Z0-9_-]+$`` or whose ``parameters`` is not an object. Each answer
 is the API's 400 body: ``invalid_request_error`` with ``param`` and ``code``
 (``invalid_type``, ``invalid_value``, ``missing_required_parameter``).
 
-Script mapping: ``Turn.thinking`` is not sent (Chat Completions shows no reasoning);
-``Turn.error`` becomes the in-stream error frame (non-streaming: a 500). Stop and content kinds:
+Script mapping: ``Turn.thinking`` is not sent (OpenAI's Chat Completions shows no reasoning)
+unless ``reasoning_field`` names the field an OpenAI-compatible server carries it in:
+``"reasoning_content"`` (DeepSeek, older vLLM) or ``"reasoning"`` (vLLM >= 0.9, OpenRouter). The
+reasoning then streams as ``delta.<field>`` pieces before the text (the text chunks carry
+``"<field>": null``, as DeepSeek's do), and a non-streamed answer carries it as
+``message.<field>``; ``Turn.thinking_signature`` has no form there. ``Turn.error`` becomes the in-stream error frame (non-streaming: a 500). Stop and content kinds:
 ``stop_sequence`` is ``finish_reason: "stop"`` (the API does not say which sequence), ``length``
 ``"length"``, ``content_filter`` ``"content_filter"``, ``refusal`` the ``refusal`` field (``delta.refusal``
 pieces after a first chunk with ``content: null, refusal: ""``; ``message.refusal`` with ``content:
@@ -32,6 +38,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from loopkit.errors import UsageError
 from loopkit.script import MidStreamError, Turn
 
 from ._core import SimRequest, SimResponse, json_response, sse
@@ -56,12 +63,18 @@ def _json_type(value: Any) -> str:
     return "an array" if isinstance(value, list) else "an object"
 
 
+REASONING_FIELDS = frozenset({"reasoning_content", "reasoning"})
+
+
 class OpenAIChatSimulator(OpenAISimulator):
     """Answers ``/v1/chat/completions`` from a Script.
 
     Args:
         script / model / chunk_size: as :class:`~simulators._core.Simulator`.
         created: the ``created`` timestamp every answer carries (fixed, for snapshots).
+        reasoning_field: send ``Turn.thinking`` the way an OpenAI-compatible server does, in this
+            field (``"reasoning_content"`` or ``"reasoning"``); None (the default, OpenAI's own
+            API): never send it.
     """
 
     protocol = "openai_chat"
@@ -72,6 +85,12 @@ class OpenAIChatSimulator(OpenAISimulator):
     }
     wire_stop_values = FINISH_REASONS
     _valid_messages: list[Any] = []  # the messages of the last request that passed validation
+
+    def __init__(self, script: Any, *, reasoning_field: str | None = None, **options: Any) -> None:
+        if reasoning_field is not None and reasoning_field not in REASONING_FIELDS:
+            raise UsageError(f"openai_chat simulator: reasoning_field {reasoning_field!r} is not one of {', '.join(sorted(REASONING_FIELDS))} (or None)")
+        super().__init__(script, **options)
+        self.reasoning_field = reasoning_field
 
     @classmethod
     def cannot_send(cls, turn: Turn) -> tuple[str, str] | None:
@@ -136,6 +155,8 @@ class OpenAIChatSimulator(OpenAISimulator):
                     f"Invalid value: '{role}'. Supported values are: 'system', 'assistant', 'user', 'function', 'tool', and 'developer'.",
                     f"messages[{i}].role", "invalid_value",
                 )
+            if role in ("system", "developer", "user") and not isinstance(m.get("content"), (str, list)):
+                return self._invalid_type(f"messages[{i}].content", "one of a string or array of objects", m.get("content"))
             if role == "tool":
                 content = m.get("content")
                 if not isinstance(content, (str, list)):
@@ -191,7 +212,11 @@ class OpenAIChatSimulator(OpenAISimulator):
             at = f"tools[{k}]"
             if not isinstance(t, Mapping):
                 return self._invalid_type(at, "an object", t)
-            if t.get("type") == "custom":
+            if "type" not in t:
+                return self._missing(f"{at}.type")
+            if t["type"] not in ("function", "custom"):
+                return self.bad_request(f"Invalid value: '{t['type']}'. Supported values are: 'function' and 'custom'.", f"{at}.type", "invalid_value")
+            if t["type"] == "custom":
                 continue
             fn = t.get("function")
             if not isinstance(fn, Mapping):
@@ -270,6 +295,8 @@ class OpenAIChatSimulator(OpenAISimulator):
             return self.error_response(500, turn.error)
         calls = self._calls(turn)
         message: dict[str, Any] = {"role": "assistant", "content": turn.text if turn.text else None, "refusal": turn.refusal, "annotations": []}
+        if self.reasoning_field is not None:
+            message[self.reasoning_field] = turn.thinking or None
         if calls:
             message["tool_calls"] = [{"id": i, "type": "function", "function": {"name": n, "arguments": a}} for i, n, a in calls]
         body = {
@@ -299,13 +326,22 @@ class OpenAIChatSimulator(OpenAISimulator):
             return sse(data)
 
         events: list[bytes] = []
+        field = self.reasoning_field
+        after = {} if field is None else {field: None}  # what the chunks after the reasoning carry
+        if field is not None and turn.thinking:
+            events.append(chunk({"role": "assistant", "content": None, field: ""}))
+            events += [chunk({"content": None, field: piece}) for piece in self.chunks_of(turn.thinking, size)]
+
+        def opening(delta: dict[str, Any]) -> dict[str, Any]:  # the role comes on the first chunk only
+            return {**delta, **after} if events else {"role": "assistant", **delta, **after}
+
         if turn.refusal is not None:
-            events.append(chunk({"role": "assistant", "content": None, "refusal": ""}))
-            events += [chunk({"refusal": piece}) for piece in self.chunks_of(turn.refusal, size)]
+            events.append(chunk(opening({"content": None, "refusal": ""})))
+            events += [chunk({"refusal": piece, **after}) for piece in self.chunks_of(turn.refusal, size)]
         elif turn.text or not calls:
-            events.append(chunk({"role": "assistant", "content": "", "refusal": None}))
+            events.append(chunk(opening({"content": "", "refusal": None})))
             if turn.text:
-                events += [chunk({"content": piece}) for piece in self.chunks_of(turn.text, size)]
+                events += [chunk({"content": piece, **after}) for piece in self.chunks_of(turn.text, size)]
         for n, (call_id, name, args) in enumerate(calls):
             header = {"tool_calls": [{"index": n, "id": call_id, "type": "function", "function": {"name": name, "arguments": ""}}]}
             if not events:

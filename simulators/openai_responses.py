@@ -10,8 +10,10 @@ nested form real traffic uses. No ``[DONE]``. It rejects, with the API's 400 bod
 ``function_call_output`` whose ``call_id`` matches no ``function_call`` in the input (by
 ``call_id`` or item ``id``), a ``function_call`` with no output after it, an echoed
 ``function_call`` whose ``call_id``, ``name`` or ``arguments`` is missing or not a string (the
-arguments go back as the JSON *text*), an ``output`` that is not a string or a list, and a
-``max_output_tokens`` that is not an integer >= 16.
+arguments go back as the JSON *text*), an ``output`` that is not a string or a list, a
+``max_output_tokens`` that is not an integer >= 16, a tool without a ``type`` or of an unknown
+one (a function tool without a ``name``), and an ``input_image`` part with a key it does not have
+or a ``detail`` other than ``low``, ``high``, ``auto`` or ``original``.
 
 Script mapping: ``Turn.thinking`` becomes a reasoning item whose summary is the text and whose
 ``encrypted_content`` is ``Turn.thinking_signature`` (or a made-up token). Stop and content kinds:
@@ -35,6 +37,14 @@ from loopkit.script import MidStreamError, Turn
 
 from ._core import SimRequest, SimResponse, json_response, sse
 from ._openai_common import BASE_HEADERS, STREAM_HEADERS, OpenAISimulator, arguments_text, split_arbitrarily, token_counts
+
+
+_TOOL_TYPES = (
+    "function", "custom", "file_search", "web_search", "web_search_preview", "computer_use_preview", "mcp",
+    "code_interpreter", "image_generation", "local_shell", "shell", "apply_patch",
+)  # fmt: skip
+_IMAGE_KEYS = frozenset({"type", "image_url", "file_id", "detail"})
+_IMAGE_DETAILS = ("low", "high", "auto", "original")
 
 
 class OpenAIResponsesSimulator(OpenAISimulator):
@@ -85,6 +95,9 @@ class OpenAIResponsesSimulator(OpenAISimulator):
                     f"Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got {limit} instead.",
                     "max_output_tokens", "integer_below_min_value",
                 )
+        problem = self._check_tools(body.get("tools"))
+        if problem is not None:
+            return problem
         items = body.get("input")
         if not isinstance(items, (str, list)):
             return self.bad_request("Missing required parameter: 'input'.", "input", "missing_required_parameter")
@@ -102,6 +115,11 @@ class OpenAIResponsesSimulator(OpenAISimulator):
             if not isinstance(item, Mapping):
                 continue
             kind = item.get("type")
+            parts = item.get("output") if kind == "function_call_output" else item.get("content")
+            if isinstance(parts, list):
+                problem = self._check_parts(parts, f"input[{i}].{'output' if kind == 'function_call_output' else 'content'}")
+                if problem is not None:
+                    return problem
             if kind == "function_call":
                 for key in ("call_id", "name", "arguments"):
                     if key not in item:
@@ -121,6 +139,37 @@ class OpenAIResponsesSimulator(OpenAISimulator):
             if call_id not in answered and (item_id is None or item_id not in answered):
                 return self.bad_request(f"No tool output found for function call {call_id}.", "input")
         self._valid_items = (items, known)
+        return None
+
+    def _check_tools(self, tools: Any) -> SimResponse | None:
+        """``tools``: each has a known ``type``; a function tool has a string ``name``."""
+        if tools is None:
+            return None
+        if not isinstance(tools, list):
+            return self._invalid_type("tools", "an array", tools)
+        for k, t in enumerate(tools):
+            if not isinstance(t, Mapping):
+                return self._invalid_type(f"tools[{k}]", "an object", t)
+            if "type" not in t:
+                return self.bad_request(f"Missing required parameter: 'tools[{k}].type'.", f"tools[{k}].type", "missing_required_parameter")
+            if t["type"] not in _TOOL_TYPES:
+                supported = ", ".join(f"'{v}'" for v in _TOOL_TYPES)
+                return self.bad_request(f"Invalid value: '{t['type']}'. Supported values are: {supported}.", f"tools[{k}].type", "invalid_value")
+            if t["type"] == "function" and not isinstance(t.get("name"), str):
+                return self.bad_request(f"Missing required parameter: 'tools[{k}].name'.", f"tools[{k}].name", "missing_required_parameter")
+        return None
+
+    def _check_parts(self, parts: list[Any], where: str) -> SimResponse | None:
+        """Content parts: an ``input_image`` carries only its known keys, and a known ``detail``."""
+        for j, part in enumerate(parts):
+            if not isinstance(part, Mapping) or part.get("type") != "input_image":
+                continue
+            for key in part:
+                if key not in _IMAGE_KEYS:
+                    return self.bad_request(f"Unknown parameter: '{where}[{j}].{key}'.", f"{where}[{j}].{key}", "unknown_parameter")
+            if "detail" in part and part["detail"] not in _IMAGE_DETAILS:
+                supported = ", ".join(f"'{v}'" for v in _IMAGE_DETAILS)
+                return self.bad_request(f"Invalid value: '{part['detail']}'. Supported values are: {supported}.", f"{where}[{j}].detail", "invalid_value")
         return None
 
     def _invalid_type(self, param: str, expected: str, value: Any) -> SimResponse:

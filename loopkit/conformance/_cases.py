@@ -29,6 +29,7 @@ from ._failure_cases import (
 )
 from ._form_cases import FORM_CASES
 from ._kind_cases import KIND_CASES
+from ._openai_round2_cases import OPENAI_ROUND2_CASES
 from ._request_cases import (
     check_empty_error_result,
     check_history_argument_types,
@@ -204,4 +205,5 @@ CASES += KIND_CASES
 CASES += DETAIL_CASES
 CASES += FORM_CASES
 CASES += WIRE_FORM_CASES
+CASES += OPENAI_ROUND2_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

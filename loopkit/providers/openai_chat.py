@@ -10,8 +10,8 @@ Conventions: ``is_error`` has no wire form here, so an error result reaches the 
 alone (docs/loop-contract.md §7.2). A refusal (``refusal`` text) and ``finish_reason: content_filter`` end
 the call with stop reason ``error`` and ``error_type`` ``refusal`` / ``content_filter``; the refusal
 text is also kept as a text block so it can be shown. Thinking blocks are not sent back (Chat
-Completions has no field for them); ``reasoning_content`` deltas from OpenAI-compatible servers are
-read as thinking.
+Completions has no field for them); ``reasoning_content`` / ``reasoning`` (streamed or whole) from
+OpenAI-compatible servers is read as thinking.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ from ._openai_common import OpenAIHttpProvider, image_url, result_text, stream_e
 from ._sse import SSEDecoder
 
 API = "openai_chat"
-_FINISH = {"stop": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse"}
+_FINISH: dict[str | None, str] = {"stop": "stop", "length": "length", "tool_calls": "toolUse", "function_call": "toolUse"}
 
 # --- request ------------------------------------------------------------------------------------
 
@@ -148,7 +148,7 @@ def _terminal(finish: str | None, has_calls: bool, refusal: str, usage: Usage | 
         return ErrorEvent(error_message=refusal, error_type="refusal", usage=usage)
     if finish == "content_filter":
         return ErrorEvent(error_message="the answer was stopped by OpenAI's content filter", error_type="content_filter", usage=usage)
-    reason = _FINISH.get(finish or "stop", "stop")
+    reason = _FINISH.get(finish, "stop")  # none (a server that sends no finish_reason) or an unknown one: stop
     if reason == "stop" and has_calls:
         reason = "toolUse"  # a forced tool_choice ends with finish_reason "stop"
     return DoneEvent(reason=reason, usage=usage)  # type: ignore[arg-type]
@@ -198,8 +198,8 @@ class ChatStreamDecoder:
         chunk = json_or_wire_error(data, f"{API} stream chunk")
         if not isinstance(chunk, dict):
             return
-        if chunk.get("error"):
-            raise stream_error(chunk["error"], api=API)
+        if chunk.get("error"):  # OpenAI's error frame, OpenRouter's (with code only), TGI's (a bare message)
+            raise stream_error(chunk["error"], api=API, error_type=chunk.get("error_type"))
         if not self._started:
             self._started = True
             out.append(StartEvent(api=API, provider="openai", model=str(chunk.get("model") or ""), response_id=chunk.get("id")))
@@ -296,7 +296,7 @@ def decode_completion(data: Any) -> list[StreamEvent]:
     choice = choices[0] if choices and isinstance(choices[0], dict) else {}
     message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
     index = 0
-    reasoning = message.get("reasoning_content")
+    reasoning = message.get("reasoning_content") or message.get("reasoning")  # DeepSeek / vLLM >= 0.9, OpenRouter
     if isinstance(reasoning, str) and reasoning:
         events += [ThinkingStartEvent(content_index=index), ThinkingDeltaEvent(content_index=index, delta=reasoning), ThinkingEndEvent(content_index=index)]
         index += 1

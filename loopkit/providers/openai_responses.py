@@ -210,7 +210,7 @@ def _terminal(response: Mapping[str, Any], has_calls: bool, refusal: str) -> Str
 def _failed(response: Mapping[str, Any]) -> ProviderError:
     err = response.get("error")
     if isinstance(err, dict):
-        return stream_error({"message": err.get("message"), "type": err.get("code") or err.get("type")}, api=API, fallback="the response failed")
+        return stream_error({"message": err.get("message"), "type": err.get("code")}, api=API, fallback="the response failed")  # ResponseError: {code, message}
     return stream_error(None, api=API, fallback="the response failed")
 
 
@@ -245,10 +245,16 @@ class ResponsesStreamDecoder:
             raise ConnectionClosedError(f"{API}: the stream ended before response.completed", provider="openai")
         return out
 
-    def _new_block(self) -> int:
+    def _new_block(self, out: list[StreamEvent]) -> int:
+        self._start_pending(out)  # blocks start in order: a reasoning item before this one gets no text now
         index = self._next
         self._next += 1
         return index
+
+    def _start_pending(self, out: list[StreamEvent]) -> None:
+        """Start each reasoning item that got no text yet (only a stream that never closed it has one)."""
+        for state in self._items.values():  # _start_reasoning starts only a reasoning item not started yet
+            _start_reasoning(state, out, redacted=bool(state["item"].get("encrypted_content")))
 
     def _on_event(self, name: str, data: str, out: list[StreamEvent]) -> None:
         if self._done or data.startswith("[DONE]"):
@@ -272,18 +278,18 @@ class ResponsesStreamDecoder:
         if not isinstance(item, dict):
             return
         kind = item.get("type")
-        state: dict[str, Any] = {"type": kind, "item": item, "index": None, "args": 0, "text": 0}
+        state: dict[str, Any] = {"type": kind, "item": item, "index": None, "args": False, "text": False}  # args/text: some came
         if kind == "reasoning":
             # started at its first summary text, or at its end: only then is it known whether it
             # is redacted (encrypted reasoning with no summary)
-            state["index"] = self._new_block()
+            state["index"] = self._new_block(out)
             state["started"] = False
         elif kind == "function_call":
             self._has_calls = True
-            state["index"] = self._new_block()
+            state["index"] = self._new_block(out)
             out.append(ToolCallStartEvent(content_index=state["index"], id=str(item.get("call_id") or item.get("id") or ""), name=str(item.get("name") or "")))
             if item.get("arguments"):
-                state["args"] += len(item["arguments"])
+                state["args"] = True
                 out.append(ToolCallDeltaEvent(content_index=state["index"], delta=item["arguments"]))
         self._items[ev.get("output_index")] = state
 
@@ -322,7 +328,7 @@ class ResponsesStreamDecoder:
         key = (ev.get("output_index", 0), ev.get("content_index", 0))
         index = self._parts.get(key)
         if index is None:
-            index = self._parts[key] = self._new_block()
+            index = self._parts[key] = self._new_block(out)
             self._open_parts.append(index)
             out.append(TextStartEvent(content_index=index))
         return index
@@ -362,7 +368,7 @@ class ResponsesStreamDecoder:
         delta = ev.get("delta")
         if state is not None and state["index"] is not None and isinstance(delta, str) and delta:
             _start_reasoning(state, out)
-            state["text"] += len(delta)
+            state["text"] = True
             out.append(ThinkingDeltaEvent(content_index=state["index"], delta=delta))
 
     def _summary_part_added(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
@@ -374,28 +380,29 @@ class ResponsesStreamDecoder:
         state = self._state(ev)
         delta = ev.get("delta")
         if state is not None and state["index"] is not None and isinstance(delta, str) and delta:
-            state["args"] += len(delta)
+            state["args"] = True
             out.append(ToolCallDeltaEvent(content_index=state["index"], delta=delta))
 
     def _args_done(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
         state = self._state(ev)
         args = ev.get("arguments")
         if state is not None and state["index"] is not None and not state["args"] and isinstance(args, str) and args:
-            state["args"] += len(args)
+            state["args"] = True
             out.append(ToolCallDeltaEvent(content_index=state["index"], delta=args))
 
     # --- terminal -------------------------------------------------------------------------
 
     def _close_all(self, out: list[StreamEvent]) -> None:
+        """End the blocks of items the stream never closed (a translating proxy may send no
+        ``.done`` events, docs/wire.md §2.7 #5), with what streamed of them."""
         self._close_parts(out)
+        self._start_pending(out)
         for state in self._items.values():
             if state["index"] is not None:
                 if state["type"] == "reasoning":
-                    _start_reasoning(state, out)
                     out.append(ThinkingEndEvent(content_index=state["index"], thinking_signature=_signature(state["item"])))
                 else:
                     out.append(ToolCallEndEvent(content_index=state["index"], thought_signature=state["item"].get("id")))
-                state["index"] = None
 
     def _completed(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
         response = ev.get("response") if isinstance(ev.get("response"), dict) else {}

@@ -22,8 +22,11 @@ from loopkit.events import (
     ErrorEvent,
     StartEvent,
     StreamEvent,
+    ToolCallDeltaEvent,
     ToolCallEndEvent,
 )
+from loopkit.messages import AssistantMessage, TextContent
+from loopkit.provider import ModelRequest
 from loopkit.providers import adapter_class
 from loopkit.providers.openai_chat import ChatStreamDecoder, OpenAIChatProvider
 from loopkit.providers.openai_responses import (
@@ -145,6 +148,147 @@ class _FinishReasonAlone(ChatStreamDecoder):
         super()._on_data(data, out)
 
 
+class _ReasoningAsText(ChatStreamDecoder):
+    """Reads a compatible server's streamed reasoning (``delta.reasoning_content`` /
+    ``delta.reasoning``) as answer text."""
+
+    __slots__ = ()
+
+    def _on_data(self, data: str, out: list[StreamEvent]) -> None:
+        chunk = json.loads(data) if data.startswith("{") else None
+        if isinstance(chunk, dict):
+            for choice in chunk.get("choices") or ():
+                delta = choice.get("delta") or {}
+                reasoning = delta.pop("reasoning_content", None) or delta.pop("reasoning", None)
+                if reasoning:
+                    delta["content"] = reasoning
+            data = json.dumps(chunk)
+        super()._on_data(data, out)
+
+
+class _ReasoningContentOnly(ChatStreamDecoder):
+    """Knows DeepSeek's ``reasoning_content`` only: vLLM's and OpenRouter's ``reasoning`` is dropped."""
+
+    __slots__ = ()
+
+    def _on_data(self, data: str, out: list[StreamEvent]) -> None:
+        chunk = json.loads(data) if data.startswith("{") else None
+        if isinstance(chunk, dict):
+            for choice in chunk.get("choices") or ():
+                (choice.get("delta") or {}).pop("reasoning", None)
+            data = json.dumps(chunk)
+        super()._on_data(data, out)
+
+
+class _ClosedByDoneOnly(ResponsesStreamDecoder):
+    """Ends an item only at its ``output_item.done``: one a stream never closed is left open at
+    ``response.completed`` (a reasoning item without text never even starts)."""
+
+    __slots__ = ()
+
+    def _close_all(self, out: list[StreamEvent]) -> None:
+        pass
+
+
+class _WholeFromDone(ResponsesStreamDecoder):
+    """Ignores argument and reasoning deltas: takes each whole from its ``.done`` event (nothing
+    shows while the model writes them)."""
+
+    __slots__ = ()
+
+    def _on_event(self, name: str, data: str, out: list[StreamEvent]) -> None:
+        if name in ("response.function_call_arguments.delta", "response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+            return
+        super()._on_event(name, data, out)
+
+
+class _ArgumentsAtFinish(ChatStreamDecoder):
+    """Holds a call's argument fragments back and yields them in one delta when the choice finishes."""
+
+    __slots__ = ("_held",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._held: dict[int, list[str]] = {}
+
+    def _tool_fragment(self, frag: Any, out: list[StreamEvent]) -> None:
+        fn = dict(frag.get("function") or {})
+        args = fn.pop("arguments", None)
+        super()._tool_fragment({**frag, "function": fn}, out)
+        if isinstance(args, str) and args:
+            self._held.setdefault(self._calls[frag.get("index", 0)], []).append(args)
+
+    def _close_blocks(self, out: list[StreamEvent]) -> None:
+        out += [ToolCallDeltaEvent(content_index=i, delta="".join(parts)) for i, parts in self._held.items()]
+        self._held.clear()
+        super()._close_blocks(out)
+
+
+class _OpenAIErrorFramesOnly(ChatStreamDecoder):
+    """Reads an error chunk as OpenAI writes it (``error.message`` and ``error.type``): another
+    server's error with only a code loses its type, and a bare message breaks the decoder."""
+
+    __slots__ = ()
+
+    def _on_data(self, data: str, out: list[StreamEvent]) -> None:
+        chunk = json.loads(data) if data.startswith("{") else None
+        if isinstance(chunk, dict) and chunk.get("error"):
+            error = chunk["error"]
+            raise StreamError(error["message"], error_type=error.get("type"), provider="openai_chat", body=error)
+        super()._on_data(data, out)
+
+
+class _FailedErrorAlwaysAnObject(ResponsesStreamDecoder):
+    """Reads ``response.failed``'s ``error`` as an object: a null one breaks the decoder."""
+
+    __slots__ = ()
+
+    def _on_event(self, name: str, data: str, out: list[StreamEvent]) -> None:
+        if name == "response.failed":
+            error = json.loads(data)["response"]["error"]
+            raise StreamError(error["message"], error_type=error["code"], provider="openai_responses", body=error)
+        super()._on_event(name, data, out)
+
+
+class _UsageDetailsAlwaysAnObject(ChatStreamDecoder):
+    """Reads ``usage.prompt_tokens_details`` as an object: a null one (vLLM's) breaks the decoder."""
+
+    __slots__ = ()
+
+    def _on_data(self, data: str, out: list[StreamEvent]) -> None:
+        chunk = json.loads(data) if data.startswith("{") else None
+        if isinstance(chunk, dict) and isinstance(chunk.get("usage"), dict):
+            chunk["usage"]["prompt_tokens_details"].get("cached_tokens")
+        super()._on_data(data, out)
+
+
+def _last_text_block_only(base: type) -> type:
+    """Echoes an assistant message with its last text block only (each block overwrote the text)."""
+
+    def trim(m: Any) -> Any:
+        if not isinstance(m, AssistantMessage):
+            return m
+        texts = [b for b in m.content if isinstance(b, TextContent)]
+        return dataclasses.replace(m, content=[b for b in m.content if not isinstance(b, TextContent) or b is texts[-1]])
+
+    def build_request(self: Any, request: Any) -> Any:
+        keep = {k: getattr(request, k) for k in ("tools", "tool_choice", "parallel_tool_calls", "model", "system", "max_tokens", "abort_signal", "call_number")}
+        return base.build_request(self, ModelRequest([trim(m) for m in request.messages], **keep))
+
+    return type(f"LastTextBlockOnly{base.__name__}", (base,), {"build_request": build_request})
+
+
+class _NewCallPerId(ChatStreamDecoder):
+    """Starts a new call at every fragment that carries an id (``if delta.id``: a new call)."""
+
+    __slots__ = ()
+
+    def _tool_fragment(self, frag: Any, out: list[StreamEvent]) -> None:
+        if frag.get("id"):
+            self._calls.pop(frag.get("index", 0), None)
+        super()._tool_fragment(frag, out)
+
+
 def _decoder_bug(base: type, decoder: type) -> type:
     return type(f"{decoder.__name__}{base.__name__}", (base,), {"stream_decoder": lambda self: decoder()})
 
@@ -163,8 +307,28 @@ def broken_openai(bug: str, protocol: str) -> Callable[..., Any]:
         cls = _decoder_bug(base, _FirstSummaryPartOnly)
     elif bug == "nested_error_only" and base is OpenAIResponsesProvider:
         cls = _decoder_bug(base, _NestedErrorOnly)
+    elif bug == "new_call_per_id" and base is OpenAIChatProvider:
+        cls = _decoder_bug(base, _NewCallPerId)
+    elif bug == "last_text_block_only":
+        cls = _last_text_block_only(base)
+    elif bug == "usage_details_always_an_object" and base is OpenAIChatProvider:
+        cls = _decoder_bug(base, _UsageDetailsAlwaysAnObject)
+    elif bug == "openai_error_frames_only" and base is OpenAIChatProvider:
+        cls = _decoder_bug(base, _OpenAIErrorFramesOnly)
+    elif bug == "failed_error_always_an_object" and base is OpenAIResponsesProvider:
+        cls = _decoder_bug(base, _FailedErrorAlwaysAnObject)
+    elif bug == "whole_from_done" and base is OpenAIResponsesProvider:
+        cls = _decoder_bug(base, _WholeFromDone)
+    elif bug == "arguments_at_finish" and base is OpenAIChatProvider:
+        cls = _decoder_bug(base, _ArgumentsAtFinish)
+    elif bug == "closed_by_done_only" and base is OpenAIResponsesProvider:
+        cls = _decoder_bug(base, _ClosedByDoneOnly)
     elif bug == "finish_reason_alone" and base is OpenAIChatProvider:
         cls = _decoder_bug(base, _FinishReasonAlone)
+    elif bug == "reasoning_as_text" and base is OpenAIChatProvider:
+        cls = _decoder_bug(base, _ReasoningAsText)
+    elif bug == "reasoning_content_only" and base is OpenAIChatProvider:
+        cls = _decoder_bug(base, _ReasoningContentOnly)
     else:
         raise ValueError(f"no planted bug {bug!r} for {protocol}")
     return _factory_for(cls)
@@ -182,4 +346,14 @@ OPENAI_EXPECTED: dict[tuple[str, str], set[str]] = {
     ("finish_reason_alone", "openai_chat"): {"stop.reasons"},
     ("first_summary_part_only", "openai_responses"): {"stream.thinking.summary_parts"},
     ("nested_error_only", "openai_responses"): {"failure.flat_error_event"},
+    ("reasoning_as_text", "openai_chat"): {"stream.thinking.reasoning_fields"},
+    ("closed_by_done_only", "openai_responses"): {"stream.items_left_open"},
+    ("openai_error_frames_only", "openai_chat"): {"failure.error_shapes"},
+    ("usage_details_always_an_object", "openai_chat"): {"stream.usage.null_details"},
+    **{("last_text_block_only", p): {"request.history.text_blocks"} for p in OPENAI},
+    ("new_call_per_id", "openai_chat"): {"stream.tool_call_ids_repeated"},
+    ("failed_error_always_an_object", "openai_responses"): {"failure.error_shapes"},
+    ("whole_from_done", "openai_responses"): {"stream.events.as_they_arrive", "stream.items_left_open"},
+    ("arguments_at_finish", "openai_chat"): {"stream.events.as_they_arrive"},
+    ("reasoning_content_only", "openai_chat"): {"stream.thinking.reasoning_fields"},
 }

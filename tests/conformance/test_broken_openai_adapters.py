@@ -8,6 +8,7 @@ from broken_openai_adapters import OPENAI_EXPECTED, broken_openai
 
 from loopkit.conformance import CASES, run_suite
 from loopkit.conformance._detail_cases import DETAIL_CASES
+from loopkit.conformance._openai_round2_cases import OPENAI_ROUND2_CASES
 from loopkit.conformance._suite import Suite, select_cases
 
 
@@ -21,6 +22,11 @@ def test_planted_openai_bug_fails_exactly_the_right_cases(bug: str, protocol: st
 def test_every_detail_case_is_registered_and_proven_by_a_bug() -> None:
     assert all(c in CASES for c in DETAIL_CASES)
     assert {c.id for c in DETAIL_CASES} <= set().union(*OPENAI_EXPECTED.values(), *EXPECTED.values())  # text + parallel calls: drops_second_call
+
+
+def test_every_openai_form_case_is_registered_and_proven_by_a_bug() -> None:
+    assert all(c in CASES for c in OPENAI_ROUND2_CASES)
+    assert {c.id for c in OPENAI_ROUND2_CASES} <= set().union(*OPENAI_EXPECTED.values())
 
 
 def test_unknown_bug_is_refused() -> None:

@@ -7,7 +7,7 @@ import pytest
 from loopkit.conformance import CASE_IDS, Suite, run_suite
 
 ANTHROPIC_ONLY = ("stream.block_start_content", "stream.server_tool_blocks")  # wire forms of Anthropic's alone
-RESPONSES_ONLY = ("request.history.call_item_ids", "stream.thinking.summary_parts", "failure.flat_error_event")  # of the Responses API alone
+RESPONSES_ONLY = ("request.history.call_item_ids", "stream.thinking.summary_parts", "failure.flat_error_event", "stream.items_left_open")  # of the Responses API alone
 # what only Bedrock's wire says: typed in-stream exceptions, an untyped error event, other HTTP error forms, server-side tool calls
 BEDROCK_ONLY = {"failure.error_forms", "failure.stream_exceptions", "failure.stream_error_event", "stream.server_tool_calls"}
 # Gemini's stream forms: Vertex's partialArgs, errors as bare JSON lines, a blocked prompt, which
@@ -42,10 +42,16 @@ NOT_APPLICABLE: dict[str, set[str]] = {
 }
 for _protocol in ("openai_chat", "openai_responses", "anthropic", "gemini"):
     NOT_APPLICABLE[_protocol] |= BEDROCK_ONLY
+CHAT_ONLY = {"stream.thinking.reasoning_fields", "stream.usage.null_details", "stream.tool_call_ids_repeated"}  # forms of OpenAI-compatible Chat servers
+for _protocol in ("openai_responses", "anthropic", "gemini", "bedrock"):
+    NOT_APPLICABLE[_protocol] |= CHAT_ONLY
+OPENAI_ONLY = {"failure.error_shapes"}  # the shapes of OpenAI's error objects and of the servers that copy them
+for _protocol in ("anthropic", "gemini", "bedrock"):
+    NOT_APPLICABLE[_protocol] |= OPENAI_ONLY
 
 
 # What only a streamed answer can show: not applicable to an adapter asking for JSON bodies.
-STREAMED_ONLY = {"failure.mid_stream", "failure.abort", "failure.flat_error_event", "failure.stream_exceptions", "failure.stream_error_event", "stream.ends_at_terminal"}
+STREAMED_ONLY = {"failure.mid_stream", "failure.abort", "failure.flat_error_event", "stream.items_left_open", "stream.events.as_they_arrive", "stream.tool_call_ids_repeated", "failure.stream_exceptions", "failure.stream_error_event", "stream.ends_at_terminal"}
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "non-streamed"])

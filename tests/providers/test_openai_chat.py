@@ -323,6 +323,22 @@ def test_reasoning_content_from_compatible_servers_is_thinking():
     assert [b.type for b in msg.content] == ["thinking", "text"] and msg.content[0].thinking == "think"
 
 
+def test_tgi_bare_error_message_keeps_its_error_type():
+    # Hugging Face TGI: {"error": "<message>", "error_type": "<type>"}; the type was dropped
+    decoder = ChatStreamDecoder()
+    with pytest.raises(StreamError) as info:
+        decoder.feed(b'data: {"error": "Input validation error: too long", "error_type": "validation"}\n\n')
+    assert (str(info.value.args[0]), info.value.error_type, info.value.body) == ("Input validation error: too long", "validation", "Input validation error: too long")
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_reasoning_of_a_non_streamed_answer_is_thinking_in_either_field(field):
+    # vLLM >= 0.9 and OpenRouter name the field `reasoning`; it was dropped from non-streamed answers
+    body = {"id": "c1", "model": "m", "choices": [{"index": 0, "message": {"role": "assistant", "content": "answer", field: "think"}, "finish_reason": "stop"}]}
+    msg = accumulate(decode_completion(body))
+    assert [(b.type, getattr(b, "thinking", None) or getattr(b, "text", None)) for b in msg.content] == [("thinking", "think"), ("text", "answer")]
+
+
 # --- fixtures (real recorded traffic) -------------------------------------------------------
 
 

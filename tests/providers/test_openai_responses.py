@@ -268,6 +268,25 @@ def test_content_filter_incomplete_is_error():
     assert (_decode(body).stop_reason, _decode(body).error_type) == ("error", "content_filter")
 
 
+def test_items_never_closed_keep_what_streamed():
+    # a translating proxy that sends no item-level .done event (docs/wire.md §2.7 #5): encrypted
+    # reasoning without text must start before the text block after it (it started at the end, out of order)
+    body = _events(
+        {"type": "response.created", "response": {"id": "r", "model": "m"}},
+        {"type": "response.output_item.added", "output_index": 0, "item": {"id": "rs_1", "type": "reasoning", "summary": [], "encrypted_content": "gAAAA-x"}},
+        {"type": "response.output_item.added", "output_index": 1, "item": {"id": "msg_1", "type": "message", "content": []}},
+        {"type": "response.output_text.delta", "item_id": "msg_1", "output_index": 1, "content_index": 0, "delta": "Sunny."},
+        {"type": "response.output_item.added", "output_index": 2, "item": {"id": "fc_1", "type": "function_call", "call_id": "call_1", "name": "f", "arguments": ""}},
+        {"type": "response.function_call_arguments.delta", "item_id": "fc_1", "output_index": 2, "delta": '{"a": 1}'},
+        {"type": "response.completed", "response": {"id": "r", "status": "completed"}},
+    )
+    msg = _decode(body)
+    thinking, text, fc = msg.content
+    assert (thinking.thinking, thinking.redacted, json.loads(thinking.thinking_signature)["encrypted_content"]) == ("", True, "gAAAA-x")
+    assert text == TextContent(text="Sunny.")
+    assert fc == ToolCall(id="call_1", name="f", arguments={"a": 1}, thought_signature="fc_1") and msg.stop_reason == "toolUse"
+
+
 def test_unknown_events_are_ignored():
     body = _events(
         {"type": "response.created", "response": {"id": "r"}},

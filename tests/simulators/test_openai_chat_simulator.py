@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from loopkit import simulators
-from loopkit.errors import IncompleteScript
+from loopkit.errors import IncompleteScript, UsageError
 from loopkit.messages import Usage
 from loopkit.script import HttpFault, MidStreamError, Truncate, Turn, call
 
@@ -79,6 +79,35 @@ def test_non_streaming_body():
     assert body["choices"][0]["message"]["tool_calls"] == [{"id": "call_9", "type": "function", "function": {"name": "add", "arguments": '{"a":1}'}}]
     assert body["choices"][0]["finish_reason"] == "tool_calls"
     assert body["usage"]["prompt_tokens"] == 6 and body["usage"]["prompt_tokens_details"]["cached_tokens"] == 1
+
+
+@pytest.mark.parametrize("field", ["reasoning_content", "reasoning"])
+def test_reasoning_field_streams_thinking_like_a_compatible_server(field):
+    turn = Turn(thinking="Think it over", text="hi there", tool_calls=[call("add", {"a": 1}, id="call_1")], chunk_size=7)
+    data = frames(post(simulators.create("openai_chat", [turn], reasoning_field=field), {**BASE, "tools": TOOLS, "stream": True}))
+    deltas = [c["choices"][0]["delta"] for c in data[:-1]]
+    assert deltas[:4] == [
+        {"role": "assistant", "content": None, field: ""},
+        {"content": None, field: "Think i"},
+        {"content": None, field: "t over"},
+        {"content": "", "refusal": None, field: None},
+    ]
+    assert deltas[4:6] == [{"content": "hi ther", field: None}, {"content": "e", field: None}]
+    assert deltas[6]["tool_calls"][0]["id"] == "call_1" and "role" not in deltas[6]
+    body = post(simulators.create("openai_chat", [turn], reasoning_field=field), {**BASE, "tools": TOOLS}).json()
+    message = body["choices"][0]["message"]
+    assert message[field] == "Think it over" and message["content"] == "hi there"
+    # a turn without thinking: the field is there, and null
+    assert post(simulators.create("openai_chat", ["plain"], reasoning_field=field), BASE).json()["choices"][0]["message"][field] is None
+
+
+def test_reasoning_field_is_off_by_default_and_checked():
+    turn = Turn(thinking="Think it over", text="hi")
+    data = frames(post(simulators.create("openai_chat", [turn]), {**BASE, "stream": True}))
+    assert not any("reasoning" in k for c in data[:-1] for k in c["choices"][0]["delta"])
+    assert "Think" not in post(simulators.create("openai_chat", [turn]), BASE).text
+    with pytest.raises(UsageError, match="reasoning_field 'thoughts'"):
+        simulators.create("openai_chat", [turn], reasoning_field="thoughts")
 
 
 @pytest.mark.parametrize(

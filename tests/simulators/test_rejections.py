@@ -208,6 +208,15 @@ LIMITS = [
     ("openai_chat", {"tools": [{"type": "function", "function": {"name": "add me"}}]}, "string does not match pattern"),
     ("openai_chat", {"tools": [{"type": "function", "function": {"name": "add", "parameters": "{}"}}]}, "Invalid type for 'tools[0].function.parameters'"),
     ("openai_responses", {"max_output_tokens": 5}, "Expected a value >= 16, but got 5"),
+    # a tool's type, and the parts of a user message
+    ("openai_chat", {"tools": [{"function": {"name": "add"}}]}, "Missing required parameter: 'tools[0].type'"),
+    ("openai_chat", {"tools": [{"type": "FUNCTION", "function": {"name": "add"}}]}, "Invalid value: 'FUNCTION'. Supported values are: 'function' and 'custom'."),
+    ("openai_chat", {"messages": [{"role": "system", "content": None}, {"role": "user", "content": "hi"}]}, "Invalid type for 'messages[0].content': expected one of a string or array of objects, but got null"),
+    ("openai_responses", {"tools": [{"name": "add", "parameters": {}}]}, "Missing required parameter: 'tools[0].type'"),
+    ("openai_responses", {"tools": [{"type": "functions", "name": "add"}]}, "Invalid value: 'functions'. Supported values are: 'function', "),
+    ("openai_responses", {"tools": [{"type": "function", "parameters": {}}]}, "Missing required parameter: 'tools[0].name'"),
+    ("openai_responses", {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64,AA==", "details": "auto"}]}]}, "Unknown parameter: 'input[0].content[0].details'."),
+    ("openai_responses", {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64,AA==", "detail": "AUTO"}]}]}, "Invalid value: 'AUTO'. Supported values are: 'low', 'high', 'auto', 'original'."),
     ("anthropic", {"max_tokens": "100"}, "max_tokens: Input should be a valid integer"),
     ("anthropic", {"max_tokens": 0}, "max_tokens: Input should be greater than or equal to 1"),
     ("anthropic", {"model": None}, "model: Input should be a valid string"),
@@ -222,6 +231,8 @@ def test_request_knobs_of_the_wrong_type_or_range_are_rejected(protocol, extra, 
 
 
 @pytest.mark.parametrize(("protocol", "extra"), [("openai_chat", {"max_tokens": 1}), ("openai_responses", {"max_output_tokens": 16}), ("anthropic", {"max_tokens": 1}),
+                                                 ("openai_responses", {"tools": [{"type": "function", "name": "add"}, {"type": "web_search"}]}),
+                                                 ("openai_responses", {"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "data:image/png;base64,AA==", "detail": "low"}]}]}),
                                                  ("gemini", {"generationConfig": {"maxOutputTokens": 1}}), ("bedrock", {"inferenceConfig": {"maxTokens": 1}})])  # fmt: skip
 def test_the_smallest_accepted_limits_pass(protocol, extra):
     assert post(protocol, {**VALID[protocol], **extra}).status_code == 200
