@@ -14,11 +14,14 @@ from ..errors import StreamError
 from ..messages import AssistantMessage, ImageContent, Message, TextContent, ToolResultMessage, Usage
 from ._http import HttpProvider, WireHistory
 
+PROVIDER = "openai"
+"""The provider both APIs' messages and errors name."""
+
 
 class OpenAIHttpProvider(HttpProvider):
     """The auth and defaults of api.openai.com (``Authorization: Bearer``, ``OPENAI_API_KEY``)."""
 
-    provider_name = "openai"
+    provider_name = PROVIDER
     default_base_url = "https://api.openai.com/v1"
     api_key_env = ("OPENAI_API_KEY",)
 
@@ -48,16 +51,17 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def stream_error(error: Any, *, api: str, fallback: str = "error during the stream") -> StreamError:
-    """A :class:`StreamError` from an OpenAI error object (``{"message","type","code","param"}``)."""
+def stream_error(error: Any, *, fallback: str = "error during the stream") -> StreamError:
+    """A :class:`StreamError` from an OpenAI error object (``{"message","type","code","param"}``),
+    naming the provider as the messages do (``openai``, whichever of the two APIs)."""
     if not isinstance(error, dict):
-        return StreamError(str(error) if error else fallback, provider=api, body=error)
+        return StreamError(str(error) if error else fallback, provider=PROVIDER, body=error)
     message = error.get("message")
     error_type = error.get("type") or error.get("code")
     return StreamError(
         message if isinstance(message, str) and message else fallback,
         error_type=None if error_type is None else str(error_type),
-        provider=api,
+        provider=PROVIDER,
         body=dict(error),
     )
 
