@@ -107,6 +107,20 @@ def check_failed_answer_history(ctx: Context) -> None:
             ctx.fail(f"{what}: its call on the wire", "left out, or answered by a result", f"echoed as {call_id!r} with no result")
 
 
+def check_empty_answer_history(ctx: Context) -> None:
+    """A model can answer with nothing at all (Anthropic's empty ``end_turn``, an empty text), and
+    the caller goes on; the APIs refuse an assistant turn without content (Anthropic: "all messages
+    must have non-empty content", Bedrock and Gemini: empty content or parts), so the empty answer
+    must travel in a form the API accepts."""
+    for what, content in (("no content at all", []), ("one empty text", [TextContent(text="")])):
+        messages = [user(PROMPT), AssistantMessage(content=content, stop_reason="stop"), user("Are you there?")]
+        ex = answer(ctx, ["Yes: it is 18 C in Paris."], request(messages=messages))
+        accepted(ctx, ex)
+        m = finished(ctx, ex, f"a history holding an answer with {what}")
+        if m is not None:
+            ctx.expect(f"a history holding an answer with {what}: the answer's text", m.text, "Yes: it is 18 C in Paris.")
+
+
 CROSS_CASES: tuple[Case, ...] = (
     Case(
         "failure.error_identity",
@@ -119,5 +133,11 @@ CROSS_CASES: tuple[Case, ...] = (
         "An answer that ended in error or was aborted, with a tool call that never ran, is sent in a form the API accepts (never as an unanswered call).",
         "docs/loop-contract.md §1.5, §7.2; docs/wire.md §1.6, §2.6, §3.6, §5.7",
         check_failed_answer_history,
+    ),
+    Case(
+        "request.history.empty_answer",
+        "An answer with no content (nothing at all, or one empty text) is sent in a form the API accepts when the conversation goes on.",
+        "docs/loop-contract.md §7.2; docs/wire.md §3.6, §4.6, §5.7",
+        check_empty_answer_history,
     ),
 )

@@ -17,7 +17,7 @@ from broken_adapters import _factory_for
 from loopkit.errors import ProviderError
 from loopkit.messages import AssistantMessage
 from loopkit.provider import ModelRequest
-from loopkit.providers import adapter_class
+from loopkit.providers import adapter_class, anthropic
 
 
 def _bent(err: ProviderError, bug: str, api: str) -> ProviderError:
@@ -34,6 +34,25 @@ def _echoes_failed_answers(request: ModelRequest) -> ModelRequest:
     messages = [replace(m, stop_reason="toolUse") if isinstance(m, AssistantMessage) and m.stop_reason in ("error", "aborted") else m for m in request.messages]
     keep = ("tools", "tool_choice", "parallel_tool_calls", "model", "system", "max_tokens", "abort_signal", "call_number")
     return ModelRequest(messages, **{k: getattr(request, k) for k in keep})
+
+
+def _messages_keeping_empty_answers(request: ModelRequest) -> list[dict[str, Any]]:
+    """Anthropic's ``messages`` written without the check that an assistant turn has content:
+    an empty answer goes out as ``{"role": "assistant", "content": []}``."""
+    out: list[dict[str, Any]] = []
+    for m in request.messages:
+        if isinstance(m, AssistantMessage) and m.stop_reason not in ("error", "aborted"):
+            role, blocks = "assistant", anthropic._assistant_blocks(m)
+        else:
+            encoded = anthropic._encode_one(m)
+            if encoded is None:
+                continue
+            role, blocks = encoded
+        if out and out[-1]["role"] == role:
+            out[-1]["content"] += blocks
+        else:
+            out.append({"role": role, "content": list(blocks)})
+    return out
 
 
 def broken_cross(bug: str, protocol: str) -> Callable[..., Any]:
@@ -56,6 +75,14 @@ def broken_cross(bug: str, protocol: str) -> Callable[..., Any]:
                 raise _bent(err, bug, self.api) from None
 
         attrs = {"stream": stream, "astream": astream}
+    elif bug == "keeps_empty_answers":
+
+        def build_request(self: Any, request: ModelRequest) -> Any:
+            call = base.build_request(self, request)
+            call.json["messages"] = _messages_keeping_empty_answers(request)
+            return call
+
+        attrs = {"build_request": build_request}
     elif bug == "echoes_failed_answers":
         attrs = {"build_request": lambda self, request: base.build_request(self, _echoes_failed_answers(request))}
     else:
@@ -76,4 +103,5 @@ CROSS_EXPECTED: dict[tuple[str, str], set[str]] = {
     # Gemini answers a call left without a result itself (a synthetic error response), so the
     # failed answer it echoes is still valid there
     **{("echoes_failed_answers", p): {"request.history.failed_answer"} for p in ALL if p != "gemini"},
+    ("keeps_empty_answers", "anthropic"): {"request.history.empty_answer"},
 }

@@ -85,7 +85,8 @@ def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
                     blocks.append({"type": "thinking", "thinking": b.thinking, "signature": b.thinking_signature})
                 elif isinstance(b, ToolCall):
                     blocks.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.arguments if b.arguments_ok else {}})
-            add("assistant", blocks)
+            if blocks:  # an empty answer: the API refuses an assistant turn without content
+                add("assistant", blocks)
         elif isinstance(m, ToolResultMessage):
             images = [_image(b) for b in m.content if isinstance(b, ImageContent)]
             content: Any = m.text or "(empty)"  # an error result must have content, and text only
