@@ -58,6 +58,10 @@ def check_error_identity(ctx: Context) -> None:
     stream_message = "Upstream model failure (conformance, error identity)"
     ex = answer(ctx, [Turn(text=text, chunk_size=6, faults=(MidStreamError(after=2, message=stream_message, error_type=ctx.wire.error_types[1]),)), "Never reached."])
     _expect_identity(ctx, ex, "an error event in the middle of the stream", name, message=stream_message)
+    event = ctx.wire.generic_error_event("InternalFailure", "The stream failed (conformance, error identity)")
+    if event is not None:  # an untyped error event (Bedrock's): its code and message travel in headers, no body
+        ex = answer(ctx, [Turn(text=text, chunk_size=6), "Never reached."], cut=lambda chunks: [*chunks[:3], event])
+        _expect_identity(ctx, ex, "an untyped error event in the middle of the stream", name)
     ex = answer(ctx, [Turn(text=text, chunk_size=6, faults=(Truncate(after=2),))])
     _expect_identity(ctx, ex, "a stream whose connection dropped part-way", name)
     a, _ = call_ids(ctx.wire)
@@ -124,7 +128,7 @@ def check_empty_answer_history(ctx: Context) -> None:
 CROSS_CASES: tuple[Case, ...] = (
     Case(
         "failure.error_identity",
-        "Every ProviderError names the provider the adapter's messages name and keeps the provider's error answer, decoded, when it was JSON: after HTTP errors, an error event mid-stream and a stream cut short.",
+        "Every ProviderError names the provider the adapter's messages name and keeps the provider's error answer, decoded, when it was JSON: after HTTP errors, error events mid-stream and a stream cut short.",
         "docs/loop-contract.md §7.5",
         check_error_identity,
     ),
