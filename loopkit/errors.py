@@ -132,8 +132,10 @@ class ProviderError(LoopkitError):
         error_type: the provider's own error type (``rate_limit_error``, ``RESOURCE_EXHAUSTED``,
             ``ThrottlingException`` ...).
         retry_after: seconds the provider asked to wait, from headers or the body.
-        provider: which wire protocol raised it.
-        body: the decoded error body, when there was one.
+        provider: the provider that raised it, named as the adapter's messages name it
+            (``AssistantMessage.provider``: ``openai``, ``anthropic``, ``google``, ``bedrock``).
+        body: the provider's error answer, decoded (the HTTP error body, the in-stream error
+            event's payload), when the wire sent it as JSON.
     """
 
     retryable_default = False

@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import BadRequestError
 from ._case import Case
+from ._cross_cases import CROSS_CASES
 from ._detail_cases import DETAIL_CASES
 from ._failure_cases import (
     check_abort,
@@ -206,4 +207,5 @@ CASES += DETAIL_CASES
 CASES += FORM_CASES
 CASES += WIRE_FORM_CASES
 CASES += OPENAI_ROUND2_CASES
+CASES += CROSS_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

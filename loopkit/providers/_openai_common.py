@@ -14,11 +14,14 @@ from ..errors import StreamError
 from ..messages import AssistantMessage, ImageContent, Message, TextContent, ToolResultMessage, Usage
 from ._http import HttpProvider, WireHistory
 
+PROVIDER = "openai"
+"""The provider both APIs' messages and errors name."""
+
 
 class OpenAIHttpProvider(HttpProvider):
     """The auth and defaults of api.openai.com (``Authorization: Bearer``, ``OPENAI_API_KEY``)."""
 
-    provider_name = "openai"
+    provider_name = PROVIDER
     default_base_url = "https://api.openai.com/v1"
     api_key_env = ("OPENAI_API_KEY",)
 
@@ -50,22 +53,23 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
-def stream_error(error: Any, *, api: str, fallback: str = "error during the stream", error_type: Any = None) -> StreamError:
+def stream_error(error: Any, *, fallback: str = "error during the stream", error_type: Any = None) -> StreamError:
     """A :class:`StreamError` from an OpenAI error object (``{"message","type","code","param"}``;
-    compatible servers may send ``type: null`` and only a ``code``, a number on OpenRouter).
+    compatible servers may send ``type: null`` and only a ``code``, a number on OpenRouter),
+    naming the provider as the messages do (``openai``, whichever of the two APIs).
 
     Args:
         error: the error object, or the bare message Hugging Face TGI sends as ``error``.
         error_type: the type sent next to a bare message (TGI's ``error_type``).
     """
     if not isinstance(error, dict):
-        return StreamError(str(error) if error else fallback, error_type=None if error_type is None else str(error_type), provider=api, body=error)
+        return StreamError(str(error) if error else fallback, error_type=None if error_type is None else str(error_type), provider=PROVIDER, body=error)
     message = error.get("message")
     error_type = error.get("type") or error.get("code")
     return StreamError(
         message if isinstance(message, str) and message else fallback,
         error_type=None if error_type is None else str(error_type),
-        provider=api,
+        provider=PROVIDER,
         body=dict(error),
     )
 

@@ -27,7 +27,9 @@ Mapping choices, where Converse has no direct equivalent:
   prefixed with ``Error: ``). Successful results send no ``status``.
 - Consecutive messages of one role are merged (Converse requires alternating roles), so the
   results of parallel calls travel in one user message. Empty text blocks are dropped (the API
-  rejects blank text); an assistant message left with nothing to say (an error stop) is skipped.
+  rejects blank text); an assistant message left with nothing to say is skipped, and so is one
+  that ended in ``error`` or was aborted (its calls never ran, and a ``toolUse`` no result answers
+  is a ValidationException; docs/loop-contract.md §1.5).
 - A tool call whose arguments never parsed is echoed with ``input: {}`` (``input`` must be a JSON
   object for Claude); unsigned thinking is not echoed (the service would reject it).
 - Stop reasons (docs/wire.md §0.2): ``end_turn``/``stop_sequence`` -> ``stop``, ``tool_use`` ->
@@ -300,6 +302,8 @@ def _encode_message(message: Message, error_status: bool) -> tuple[str, list[dic
         return "user", [b for b in (_user_block(x) for x in message.content) if b is not None]
     if isinstance(message, AssistantMessage):
         blocks: list[dict[str, Any]] = []
+        if message.stop_reason in ("error", "aborted"):
+            return "assistant", blocks
         for b in message.content:
             if isinstance(b, TextContent):
                 if b.text.strip():

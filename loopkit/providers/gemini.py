@@ -697,8 +697,9 @@ def retry_delay(details: Any) -> float | None:
     return None
 
 
-def google_error(status: int, data: Any, body: bytes, *, retry_after: float | None, provider: str = "google") -> ProviderError:
-    """An HTTP error body in Google's shape -> the ProviderError for ``status``."""
+def google_error(status: int, data: Any, body: bytes, *, retry_after: float | None, provider: str) -> ProviderError:
+    """An HTTP error body in Google's shape -> the ProviderError for ``status``, naming
+    ``provider`` (the name the adapter's messages carry)."""
     if isinstance(data, list) and len(data) == 1:
         data = data[0]
     err = data.get("error") if isinstance(data, Mapping) else None

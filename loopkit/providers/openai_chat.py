@@ -199,7 +199,7 @@ class ChatStreamDecoder:
         if not isinstance(chunk, dict):
             return
         if chunk.get("error"):  # OpenAI's error frame, OpenRouter's (with code only), TGI's (a bare message)
-            raise stream_error(chunk["error"], api=API, error_type=chunk.get("error_type"))
+            raise stream_error(chunk["error"], error_type=chunk.get("error_type"))
         if not self._started:
             self._started = True
             out.append(StartEvent(api=API, provider="openai", model=str(chunk.get("model") or ""), response_id=chunk.get("id")))
@@ -290,7 +290,7 @@ def decode_completion(data: Any) -> list[StreamEvent]:
     if not isinstance(data, dict):
         raise WireError(f"{API}: expected a chat.completion object, got {type(data).__name__}")
     if data.get("error"):
-        raise stream_error(data["error"], api=API)
+        raise stream_error(data["error"])
     events: list[StreamEvent] = [StartEvent(api=API, provider="openai", model=str(data.get("model") or ""), response_id=data.get("id"))]
     choices = data.get("choices") or []
     choice = choices[0] if choices and isinstance(choices[0], dict) else {}

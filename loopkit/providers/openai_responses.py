@@ -210,8 +210,8 @@ def _terminal(response: Mapping[str, Any], has_calls: bool, refusal: str) -> Str
 def _failed(response: Mapping[str, Any]) -> ProviderError:
     err = response.get("error")
     if isinstance(err, dict):
-        return stream_error({"message": err.get("message"), "type": err.get("code")}, api=API, fallback="the response failed")  # ResponseError: {code, message}
-    return stream_error(None, api=API, fallback="the response failed")
+        return stream_error({"message": err.get("message"), "type": err.get("code")}, fallback="the response failed")  # ResponseError: {code, message}
+    return stream_error(None, fallback="the response failed")
 
 
 class ResponsesStreamDecoder:
@@ -416,7 +416,7 @@ class ResponsesStreamDecoder:
 
     def _error(self, ev: Mapping[str, Any], out: list[StreamEvent]) -> None:
         nested = ev.get("error")
-        raise stream_error(nested if isinstance(nested, dict) else {"message": ev.get("message"), "type": ev.get("code")}, api=API)
+        raise stream_error(nested if isinstance(nested, dict) else {"message": ev.get("message"), "type": ev.get("code")})
 
 
 _HANDLERS = {

@@ -216,10 +216,10 @@ FORM_EXPECTED: dict[tuple[str, str], set[str]] = {
     **{("raw_body_messages", p): {"failure.http_400"} for p in ALL},
     ("raw_body_messages", "bedrock"): {"failure.http_400", "failure.error_forms"},  # Bedrock's other error forms carry a message too
     **{("utf8_only_errors", p): {"failure.error_body_not_json"} for p in ALL},
-    **{("nameless_errors", p): {"failure.http_400", "failure.error_body_not_json", "failure.auth", "failure.retries_bounded"} for p in ALL},
+    **{("nameless_errors", p): {"failure.http_400", "failure.error_body_not_json", "failure.auth", "failure.retries_bounded", "failure.error_identity"} for p in ALL},
     # the protocol's other error forms name the provider too
-    ("nameless_errors", "gemini"): {"failure.http_400", "failure.error_body_not_json", "failure.auth", "failure.retries_bounded", "failure.error_body_wrapped"},
-    ("nameless_errors", "bedrock"): {"failure.http_400", "failure.error_body_not_json", "failure.auth", "failure.retries_bounded", "failure.error_forms"},
+    ("nameless_errors", "gemini"): {"failure.http_400", "failure.error_body_not_json", "failure.auth", "failure.retries_bounded", "failure.error_body_wrapped", "failure.error_identity"},
+    ("nameless_errors", "bedrock"): {"failure.http_400", "failure.error_body_not_json", "failure.auth", "failure.retries_bounded", "failure.error_forms", "failure.error_identity"},
     **{("no_cache_counts", p): {"stream.usage_cache"} for p in ALL},
     # the usage of an error stop: a refusal where the API has one, and a content filter everywhere
     # every error stop keeps its usage: the kinds, the stop reasons and their details check it

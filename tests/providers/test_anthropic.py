@@ -391,6 +391,15 @@ def test_500_is_a_server_error():
     assert (info.value.status, info.value.error_type, info.value.message) == (500, "api_error", "boom")
 
 
+@pytest.mark.parametrize(("status", "error_type", "cls"), [(500, "api_error", ServerError), (503, "overloaded_error", ServerError), (529, "overloaded_error", OverloadedError)])
+def test_the_error_class_follows_the_status_alone(status, error_type, cls):
+    """As the official SDK maps it: only a 529 is an OverloadedError, whatever error.type says."""
+    sim, p, _, _ = setup([Turn(faults=[HttpFault(status=status, error_type=error_type)])], max_retries=0)
+    with pytest.raises(ServerError) as info:
+        ask(p)
+    assert type(info.value) is cls and info.value.error_type == error_type
+
+
 def test_rate_limit_error_carries_retry_after():
     sim, p, _, _ = setup([Turn(faults=[HttpFault(status=429, retry_after=7)])], max_retries=0)
     with pytest.raises(RateLimitError) as info:

@@ -154,6 +154,16 @@ def test_unparseable_arguments_are_echoed_as_an_empty_object():
     assert [b["toolUse"]["input"] for b in sent[1]["content"]] == [{}, {}]
 
 
+@pytest.mark.parametrize("stop", ["error", "aborted"])
+def test_an_answer_that_failed_with_an_unrun_call_is_left_out_of_the_next_request(stop):
+    """The run ended at the failed answer, so its call never got a result; echoing it made the
+    next request a ValidationException ("Expected toolResult blocks ...")."""
+    sim, provider, _ = make([Turn(text="It is 5.")])
+    failed = expected([TextContent(text="Let me add."), ToolCall(id="tooluse_f", name="add", arguments={"a": 2, "b": 3})], stop=stop, error_message="Overloaded")
+    assert ask(provider, user("2+3?"), failed, user("Again, please.")).text == "It is 5."
+    assert sim.requests[0].json["messages"] == [{"role": "user", "content": [{"text": "2+3?"}, {"text": "Again, please."}]}]
+
+
 TOOL_HISTORY = [
     user("2+3?"),
     expected([ToolCall(id="tooluse_a", name="add", arguments={"a": 2, "b": 3})], stop="toolUse"),

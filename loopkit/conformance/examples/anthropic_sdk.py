@@ -73,6 +73,8 @@ def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
             parts = [TextContent(text=m.content)] if isinstance(m.content, str) else m.content
             add("user", [{"type": "text", "text": b.text} if isinstance(b, TextContent) else _image(b) for b in parts if not (isinstance(b, TextContent) and not b.text)])
         elif isinstance(m, AssistantMessage):
+            if m.stop_reason in ("error", "aborted"):
+                continue  # a failed answer's calls never ran, and an unanswered tool_use is a 400
             blocks: list[dict[str, Any]] = []
             for b in m.content:
                 if isinstance(b, TextContent) and b.text:
@@ -83,7 +85,8 @@ def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
                     blocks.append({"type": "thinking", "thinking": b.thinking, "signature": b.thinking_signature})
                 elif isinstance(b, ToolCall):
                     blocks.append({"type": "tool_use", "id": b.id, "name": b.name, "input": b.arguments if b.arguments_ok else {}})
-            add("assistant", blocks)
+            if blocks:  # an empty answer: the API refuses an assistant turn without content
+                add("assistant", blocks)
         elif isinstance(m, ToolResultMessage):
             images = [_image(b) for b in m.content if isinstance(b, ImageContent)]
             content: Any = m.text or "(empty)"  # an error result must have content, and text only
@@ -221,7 +224,7 @@ class AnthropicSDKProvider(BaseProvider):
             error = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
             status = exc.status_code
             cls = StreamError if status == 200 else error_class_for_status(status)
-            raise cls(str(error.get("message", exc.message)), status=None if status == 200 else status, error_type=error.get("type"), provider="anthropic") from exc
+            raise cls(str(error.get("message", exc.message)), status=None if status == 200 else status, error_type=error.get("type"), provider="anthropic", body=exc.body) from exc
         except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
             # the SDK wraps connection errors before the response, but lets httpx2's escape mid-stream
             raise ConnectionClosedError(f"connection failed or dropped: {exc}", provider="anthropic") from exc
