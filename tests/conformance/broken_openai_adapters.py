@@ -234,7 +234,7 @@ class _OpenAIErrorFramesOnly(ChatStreamDecoder):
         chunk = json.loads(data) if data.startswith("{") else None
         if isinstance(chunk, dict) and chunk.get("error"):
             error = chunk["error"]
-            raise StreamError(error["message"], error_type=error.get("type"), provider="openai_chat", body=error)
+            raise StreamError(error["message"], error_type=error.get("type"), provider="openai", body=error)
         super()._on_data(data, out)
 
 
