@@ -79,6 +79,10 @@ class BedrockSimulator(Simulator):
     Args:
         script: the turns to answer with.
         require_auth: answer 403 when a request carries no ``Authorization`` header.
+        errortype_header: name an error's shape in the ``x-amzn-errortype`` header (the service's
+            way). False sends no such header and names the shape in the body's ``__type``, as a
+            JSON front end does; an ``HttpFault.body`` then replaces that body (a ``code`` or ``Code``
+            member is the other place restJson1 clients read the shape from).
         (other options as :class:`simulators.Simulator`)
     """
 
@@ -96,10 +100,12 @@ class BedrockSimulator(Simulator):
         script: Script | list[Turn | str],
         *,
         require_auth: bool = True,
+        errortype_header: bool = True,
         **options: Any,
     ) -> None:
         super().__init__(script, **options)
         self.require_auth = require_auth
+        self.errortype_header = errortype_header
         self._request_ids = 0
         self._valid = _ValidHistory()
 
@@ -138,10 +144,15 @@ class BedrockSimulator(Simulator):
         self, status: int, message: str | None = None, error_type: str | None = None, *, retry_after: float | None = None
     ) -> SimResponse:
         shape = error_type or ERROR_SHAPES.get(status, "InternalServerException" if status >= 500 else "ValidationException")
-        headers = {"x-amzn-errortype": shape, "x-amzn-requestid": self._request_id()}
+        headers = {"x-amzn-requestid": self._request_id()}
+        body: dict[str, Any] = {"message": message or _DEFAULT_MESSAGES.get(shape, shape)}
+        if self.errortype_header:
+            headers["x-amzn-errortype"] = shape
+        else:
+            body["__type"] = shape
         if retry_after is not None:
             headers["x-amz-retry-after"] = str(int(retry_after * 1000))
-        return json_response(status, {"message": message or _DEFAULT_MESSAGES.get(shape, shape)}, headers)
+        return json_response(status, body, headers)
 
     def stream_error_event(self, fault: MidStreamError) -> bytes:
         kind = fault.error_type or "internalServerException"

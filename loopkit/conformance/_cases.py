@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import BadRequestError
+from ._bedrock_round2_cases import BEDROCK_ROUND2_CASES
 from ._case import Case
 from ._detail_cases import DETAIL_CASES
 from ._failure_cases import (
@@ -204,4 +205,5 @@ CASES += KIND_CASES
 CASES += DETAIL_CASES
 CASES += FORM_CASES
 CASES += WIRE_FORM_CASES
+CASES += BEDROCK_ROUND2_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

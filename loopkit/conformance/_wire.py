@@ -84,6 +84,7 @@ class ErrorForm:
         error: the name of the :mod:`loopkit.errors` class the call must fail with.
         error_type: the provider's error type the error must carry.
         message: the provider's message, as the body carries it once decoded.
+        sim_options: options for the simulator (how it writes its error answers).
     """
 
     what: str
@@ -91,6 +92,7 @@ class ErrorForm:
     error: str
     error_type: str
     message: str
+    sim_options: Mapping[str, Any] = field(default_factory=dict)
 
 
 _TEXT = {"text": "Done."}
@@ -135,6 +137,10 @@ class Wire:
     stream_exceptions: tuple[tuple[str, str], ...] = ()
     """Typed in-stream exceptions, as the wire names them, each with the :mod:`loopkit.errors` class
     of its modelled HTTP status (empty: the protocol has no typed in-stream exceptions)."""
+
+    throttling_shape: str | None = None
+    """The error shape that means a throttle whatever the HTTP status it comes with (None: the
+    protocol's status alone says so)."""
 
     def error_forms(self) -> list[ErrorForm]:
         """Real HTTP error answers in forms beyond the simulator's plain one (none by default)."""
@@ -817,6 +823,7 @@ class BedrockWire(Wire):
     error_flag = 'toolResult.status="error"'
     call_id_prefix = "tooluse_"
     error_types = ("ValidationException", "internalServerException")
+    throttling_shape = "ThrottlingException"  # AWS's common errors: HTTP 400 as well as 429 (§5.5)
     tool_keys = ("toolConfig",)
     strict = "toolConfig.tools[].toolSpec.strict"
     terminal_event = b"\x0bmessageStop"  # §5.4: the :event-type header value of messageStop
@@ -850,6 +857,27 @@ class BedrockWire(Wire):
                 "ResourceNotFoundException",
                 {"status": 404, "error_type": "ResourceNotFoundException", "message": f"Model {quoted} was not found."},
                 "NotFoundError", "ResourceNotFoundException", f"Model {quoted} was not found.",
+            ),
+            # no x-amzn-errortype: restJson1 clients read the shape from the body (botocore:
+            # code, then Code, then __type, namespaced like the header)
+            ErrorForm(
+                "no x-amzn-errortype header, the shape in the body's namespaced __type",
+                {"status": 400, "error_type": "com.amazonaws.bedrockruntime#ValidationException",
+                 "message": f"The provided model identifier {quoted} is invalid."},
+                "BadRequestError", "ValidationException", f"The provided model identifier {quoted} is invalid.",
+                {"errortype_header": False},
+            ),
+            ErrorForm(
+                "no x-amzn-errortype header, the shape in the body's code",
+                {"status": 403, "body": {"code": "AccessDeniedException", "message": f"You don't have access to the model {quoted}."}},
+                "PermissionDeniedError", "AccessDeniedException", f"You don't have access to the model {quoted}.",
+                {"errortype_header": False},
+            ),
+            ErrorForm(
+                "no x-amzn-errortype header, the shape in the body's capitalised Code",
+                {"status": 404, "body": {"Code": "ResourceNotFoundException", "Message": f"Model {quoted} was not found."}},
+                "NotFoundError", "ResourceNotFoundException", f"Model {quoted} was not found.",
+                {"errortype_header": False},
             ),
         ]  # fmt: skip
 

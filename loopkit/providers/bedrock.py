@@ -95,6 +95,9 @@ from ..retry import parse_retry_after
 from ..eventstream import EventStreamDecoder
 from ._http import HttpCall, HttpProvider, WireHistory, json_or_wire_error
 
+API = "bedrock-converse"
+PROVIDER = "bedrock"
+
 STOP_REASONS: dict[str, str] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -134,8 +137,8 @@ class BedrockProvider(HttpProvider):
         (other options as :class:`loopkit.providers._http.HttpProvider`)
     """
 
-    api = "bedrock-converse"
-    provider_name = "bedrock"
+    api = API
+    provider_name = PROVIDER
     api_key_env = ("AWS_BEARER_TOKEN_BEDROCK",)
 
     def __init__(
@@ -154,7 +157,9 @@ class BedrockProvider(HttpProvider):
         error_status: bool = True,
         base_url: str | None = None,
         **options: Any,
-    ) -> None:
+    ) -> None:  # pragma: no mutate block
+        # (out of the mutation score: the endpoint, region and credentials are not codec, and the
+        # options are stored as given; request_body and inference_config turn them into the body)
         super().__init__(
             model=model, api_key=api_key, base_url=base_url or f"https://bedrock-runtime.{region}.amazonaws.com", **options
         )
@@ -166,11 +171,7 @@ class BedrockProvider(HttpProvider):
         )
         if self._static_credentials is not None and api_key is None:
             self.api_key = None  # explicit SigV4 credentials win over AWS_BEARER_TOKEN_BEDROCK
-        self.inference_config = {
-            k: v
-            for k, v in (("maxTokens", max_tokens), ("temperature", temperature), ("topP", top_p), ("stopSequences", stop_sequences))
-            if v is not None
-        }
+        self.max_tokens, self.temperature, self.top_p, self.stop_sequences = max_tokens, temperature, top_p, stop_sequences
         self.error_status = error_status
 
     # --- request ----------------------------------------------------------------------------
@@ -186,10 +187,10 @@ class BedrockProvider(HttpProvider):
         body: dict[str, Any] = {"messages": messages}
         if request.system:
             body["system"] = [{"text": request.system}]
-        if self.inference_config or request.max_tokens is not None:
-            body["inferenceConfig"] = dict(self.inference_config)
-            if request.max_tokens is not None:
-                body["inferenceConfig"]["maxTokens"] = request.max_tokens
+        max_tokens = self.max_tokens if request.max_tokens is None else request.max_tokens
+        config = inference_config(max_tokens=max_tokens, temperature=self.temperature, top_p=self.top_p, stop_sequences=self.stop_sequences)
+        if config:
+            body["inferenceConfig"] = config
         # the history matters only with tool_choice "none"; scanning it every round would not be free
         tool_config = encode_tool_config(request, has_tool_history=request.tool_choice == "none" and _has_tool_blocks(messages))
         if tool_config is not None:
@@ -341,6 +342,12 @@ def _has_tool_blocks(messages: list[dict[str, Any]]) -> bool:
     return any("toolUse" in b or "toolResult" in b for m in messages for b in m["content"])
 
 
+def inference_config(*, max_tokens: int | None, temperature: float | None, top_p: float | None, stop_sequences: list[str] | None) -> dict[str, Any]:
+    """Converse ``inferenceConfig`` of these settings; a None setting is left to the service."""
+    fields = {"maxTokens": max_tokens, "temperature": temperature, "topP": top_p, "stopSequences": stop_sequences}
+    return {k: v for k, v in fields.items() if v is not None}
+
+
 def encode_tool_choice(choice: ToolChoice) -> dict[str, Any] | None:
     """loopkit ``tool_choice`` -> Converse ``toolChoice`` (None: send none; see the module docstring)."""
     if choice is None or choice == "none":
@@ -405,7 +412,7 @@ def _terminal(stop_reason: Any, usage: Usage | None) -> StreamEvent:
     )
 
 
-def decode_converse_body(data: Any, *, api: str = "bedrock-converse", provider: str = "bedrock", model: str = "") -> list[StreamEvent]:
+def decode_converse_body(data: Any, *, api: str = API, provider: str = PROVIDER, model: str = "") -> list[StreamEvent]:
     """A Converse JSON body -> the stream events of the same answer."""
     try:
         content = data["output"]["message"]["content"]
@@ -454,7 +461,7 @@ class ConverseStreamDecoder:
 
     __slots__ = ("_frames", "_api", "_provider", "_model", "_blocks", "_signatures", "_count", "_stop", "_usage", "_done")
 
-    def __init__(self, *, api: str = "bedrock-converse", provider: str = "bedrock", model: str = "") -> None:
+    def __init__(self, *, api: str = API, provider: str = PROVIDER, model: str = "") -> None:
         self._frames = EventStreamDecoder()
         self._api, self._provider, self._model = api, provider, model
         self._blocks: dict[int, tuple[str, int]] = {}  # wire index -> (kind, loopkit index)
@@ -481,11 +488,11 @@ class ConverseStreamDecoder:
         try:
             self._frames.close()
         except EventStreamTruncated as exc:
-            raise ConnectionClosedError(f"Bedrock stream ended part-way through an event-stream message ({exc})", provider="bedrock") from exc
+            raise ConnectionClosedError(f"Bedrock stream ended part-way through an event-stream message ({exc})", provider=PROVIDER) from exc
         if self._done:
             return []
         if self._stop is None:
-            raise ConnectionClosedError("Bedrock stream ended before messageStop", provider="bedrock")
+            raise ConnectionClosedError("Bedrock stream ended before messageStop", provider=PROVIDER)
         self._done = True
         return [_terminal(self._stop, self._usage)]
 
@@ -598,14 +605,14 @@ def http_error(status: int, headers: Mapping[str, str], body: bytes) -> Provider
         m = data.get("message", data.get("Message"))
         if isinstance(m, str):
             message = m
-        code = data.get("__type") or data.get("code") or data.get("Code")
+        code = data.get("code") or data.get("Code") or data.get("__type")  # botocore's order for restJson1
         error_type = _shape_name(code) if isinstance(code, str) else None
     header = headers.get("x-amzn-errortype")
     if header:
         error_type = _shape_name(header)
     # The class follows the modelled shape when there is one (botocore retries by code, not status).
     cls = error_class_for_status(EXCEPTION_STATUS.get((error_type or "").lower(), status))
-    return cls(message, status=status, error_type=error_type, retry_after=_retry_after(headers), provider="bedrock", body=data)
+    return cls(message, status=status, error_type=error_type, retry_after=_retry_after(headers), provider=PROVIDER, body=data)
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
@@ -623,7 +630,7 @@ def stream_exception(headers: Mapping[str, Any], payload: bytes) -> ProviderErro
     if headers.get(":message-type") == "error":
         code = str(headers.get(":error-code", "error"))
         message = str(headers.get(":error-message", "")) or code
-        return StreamError(message, error_type=code, provider="bedrock")
+        return StreamError(message, error_type=code, provider=PROVIDER)
     kind = str(headers.get(":exception-type", "exception"))
     try:
         data = json.loads(payload) if payload else None
@@ -634,7 +641,7 @@ def stream_exception(headers: Mapping[str, Any], payload: bytes) -> ProviderErro
         message = payload.decode("utf-8", "replace")[:500] or kind
     status = EXCEPTION_STATUS.get(kind.lower())
     cls = StreamError if status is None else error_class_for_status(status)
-    return cls(message, error_type=kind, provider="bedrock", body=data)
+    return cls(message, error_type=kind, provider=PROVIDER, body=data)
 
 
 __all__ = [
@@ -645,6 +652,7 @@ __all__ = [
     "encode_tool_choice",
     "encode_tool_config",
     "http_error",
+    "inference_config",
     "stream_exception",
     "usage_from",
 ]
