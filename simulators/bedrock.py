@@ -12,7 +12,7 @@ naming an undeclared tool, blank text blocks, roles that do not alternate, an ec
 whose ``input`` is not a JSON object, a ``toolResult`` that answers no ``toolUse`` of the previous
 turn, a ``toolUse`` left unanswered by the next message, more results than calls, result content
 that is not a list of known blocks, a bad ``toolResult.status``, an ``inferenceConfig.maxTokens``
-that is not an integer >= 1.
+that is not an integer >= 1, reasoning sent back without its signature.
 
 Script mapping: stop ``stop`` -> ``end_turn``, ``length`` -> ``max_tokens``, ``toolUse`` ->
 ``tool_use``; ``Turn.stop_sequence`` -> ``stop_sequence``, ``Turn.content_filter`` ->
@@ -380,7 +380,13 @@ def _validation_problem(body: dict[str, Any], valid: _ValidHistory | None = None
                         return f"Malformed input request: messages.{i}: toolResult text must be a string"
                     if "json" in item and not isinstance(item["json"], dict):
                         return f"The format of the value at messages.{i}.content.{content.index(block)}.toolResult.content.json is invalid. Provide a json object for the field and try again."
-            elif kind not in ("image", "document", "video", "reasoningContent", "cachePoint", "guardContent", "citationsContent"):
+            elif kind == "reasoningContent":
+                text = value.get("reasoningText") if isinstance(value, dict) else None
+                if isinstance(text, dict) and not text.get("signature"):
+                    # reasoning sent back without its signature (DeepSeek-R1 answers with none); the
+                    # service's words, reported by SDK users, name user messages whatever the role
+                    return "User messages cannot contain reasoning content. Please remove the reasoning content and try again."
+            elif kind not in ("image", "document", "video", "cachePoint", "guardContent", "citationsContent"):
                 return f"Malformed input request: messages.{i}: unknown content block {kind!r}"
         if role == "user" and pending:
             missing = [u for u in pending if u not in results]

@@ -1,5 +1,6 @@
-"""Errors a Bedrock-shaped protocol answers in more than one way: a throttling shape under
-another HTTP status, an in-stream exception of a type the service model does not name yet."""
+"""Forms a Bedrock-shaped protocol answers in more than one way: a throttling shape under another
+HTTP status, an in-stream exception of a type the service model does not name yet, reasoning that
+comes without a signature."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ from typing import Any
 
 from ..errors import ProviderError
 from ..events import DoneEvent
+from ..messages import ThinkingContent, user
 from ..script import HttpFault, MidStreamError, Turn
 from ._case import Case, Context
 from ._failure_cases import _expect_details, expect_failure
-from ._fixtures import answer, finished
+from ._fixtures import PROMPT, accepted, answer, finished, kinds, request
 from ._wire import Wire
 
 # an exception member no service model names (the ConverseStreamOutput union grows over time)
@@ -25,6 +27,27 @@ def _throttling_shape(wire: Wire, provider: Any) -> str | None:
 
 def _stream_exceptions(wire: Wire, provider: Any) -> str | None:
     return None if wire.stream_exceptions else f"{wire.name} has no typed in-stream exceptions: its stream errors are covered by failure.mid_stream"
+
+
+def _unsigned_reasoning(wire: Wire, provider: Any) -> str | None:
+    return None if wire.unsigned_reasoning else f"the suite knows no {wire.name} model that sends reasoning without a signature"
+
+
+def check_unsigned_thinking(ctx: Context) -> None:
+    """Reasoning without a signature (DeepSeek-R1 on Bedrock) is kept as thinking with no
+    signature, and is not sent back: the service refuses reasoning echoed without its signature."""
+    thought = "The user greets me; a short answer will do."
+    m = finished(ctx, answer(ctx, [Turn(thinking=thought, text="Hi there.")]), "an answer whose reasoning has no signature")
+    if m is None:
+        return
+    ctx.expect("content blocks", kinds(m), ["thinking", "text"])
+    thinking = [b for b in m.content if isinstance(b, ThinkingContent)]
+    if thinking:
+        ctx.expect("thinking text", thinking[0].thinking, thought)
+        ctx.expect_in("thinking signature (none came)", thinking[0].thinking_signature, [None, ""])
+    ex = answer(ctx, ["Fine."], request(messages=[user(PROMPT), m, user("And tomorrow?")]))
+    accepted(ctx, ex)
+    ctx.expect("reasoning passed back (none: it had no signature)", ctx.wire.reasoning_passed_back(ex.body or {}), [])
 
 
 def check_throttling_any_status(ctx: Context) -> None:
@@ -56,6 +79,7 @@ def check_unknown_stream_exception(ctx: Context) -> None:
 
 
 BEDROCK_ROUND2_CASES: tuple[Case, ...] = (
+    Case("stream.thinking_unsigned", "Reasoning without a signature is kept as thinking with none, and not sent back on the next request.", "docs/wire.md §5.8 #6", check_unsigned_thinking, _unsigned_reasoning),
     Case("failure.throttling_any_status", "An error whose shape is the protocol's throttle is retried whatever its HTTP status (AWS answers ThrottlingException with 400 as well as 429).", "docs/wire.md §5.5", check_throttling_any_status, _throttling_shape),
     Case("failure.stream_exception_unknown", "An in-stream exception of a type no service model names fails the call with its type and message, without a 'done' or a retry.", "docs/wire.md §5.6", check_unknown_stream_exception, _stream_exceptions, streamed_only=True),
 )

@@ -138,6 +138,8 @@ class Wire:
     """Typed in-stream exceptions, as the wire names them, each with the :mod:`loopkit.errors` class
     of its modelled HTTP status (empty: the protocol has no typed in-stream exceptions)."""
 
+    unsigned_reasoning: bool = False
+    """Some model answers with reasoning that has no signature (Bedrock: DeepSeek-R1)."""
     throttling_shape: str | None = None
     """The error shape that means a throttle whatever the HTTP status it comes with (None: the
     protocol's status alone says so)."""
@@ -823,6 +825,7 @@ class BedrockWire(Wire):
     error_flag = 'toolResult.status="error"'
     call_id_prefix = "tooluse_"
     error_types = ("ValidationException", "internalServerException")
+    unsigned_reasoning = True  # DeepSeek-R1's reasoningText has no signature (§5.8 #6)
     throttling_shape = "ThrottlingException"  # AWS's common errors: HTTP 400 as well as 429 (§5.5)
     tool_keys = ("toolConfig",)
     strict = "toolConfig.tools[].toolSpec.strict"

@@ -413,35 +413,41 @@ def _terminal(stop_reason: Any, usage: Usage | None) -> StreamEvent:
 
 
 def decode_converse_body(data: Any, *, api: str = API, provider: str = PROVIDER, model: str = "") -> list[StreamEvent]:
-    """A Converse JSON body -> the stream events of the same answer."""
+    """A Converse JSON body -> the stream events of the same answer.
+
+    Raises:
+        WireError: a member the service model requires is missing or not of its type.
+    """
     try:
-        content = data["output"]["message"]["content"]
-        stop_reason = data["stopReason"]
-    except (KeyError, TypeError):
-        raise WireError(f"bedrock: Converse body lacks output.message.content or stopReason: {str(data)[:200]}") from None
-    events: list[StreamEvent] = [StartEvent(api=api, provider=provider, model=model)]
+        return _body_events(data, StartEvent(api=api, provider=provider, model=model))
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise WireError(f"bedrock: Converse body lacks a member the service always sends ({exc!r}): {str(data)[:200]}") from None
+
+
+def _body_events(data: Any, start: StartEvent) -> list[StreamEvent]:
+    content = data["output"]["message"]["content"]
+    stop_reason = data["stopReason"]
+    events: list[StreamEvent] = [start]
     i = 0
-    for block in content if isinstance(content, list) else ():
-        if not isinstance(block, Mapping):
-            continue
+    for block in content:
         if "text" in block:
             events += [TextStartEvent(content_index=i), TextDeltaEvent(content_index=i, delta=str(block["text"])), TextEndEvent(content_index=i)]
         elif "reasoningContent" in block:
-            rc = block["reasoningContent"] or {}
+            rc = block["reasoningContent"]
             if "redactedContent" in rc:
                 events += [ThinkingStartEvent(content_index=i, redacted=True), ThinkingEndEvent(content_index=i, thinking_signature=rc["redactedContent"])]
             else:
-                rt = rc.get("reasoningText") or {}
+                rt = rc["reasoningText"]
                 events += [
                     ThinkingStartEvent(content_index=i),
-                    ThinkingDeltaEvent(content_index=i, delta=str(rt.get("text", ""))),
+                    ThinkingDeltaEvent(content_index=i, delta=str(rt["text"])),
                     ThinkingEndEvent(content_index=i, thinking_signature=rt.get("signature")),
                 ]
-        elif "toolUse" in block and (block["toolUse"] or {}).get("type", "tool_use") == "tool_use":
+        elif "toolUse" in block and block["toolUse"].get("type", "tool_use") == "tool_use":
             tu = block["toolUse"]
-            raw = tu.get("input", {})
+            raw = tu["input"]
             arguments, raw_arguments = parse_arguments(raw) if isinstance(raw, str) else (raw, None)
-            call = ToolCall(id=str(tu.get("toolUseId", "")), name=str(tu.get("name", "")), arguments=arguments, raw_arguments=raw_arguments)
+            call = ToolCall(id=str(tu["toolUseId"]), name=str(tu["name"]), arguments=arguments, raw_arguments=raw_arguments)
             events.append(ToolCallEndEvent(content_index=i, tool_call=call))
         else:
             continue  # images, citations, server-side tool use and results: not part of loopkit's vocabulary
@@ -456,7 +462,8 @@ class ConverseStreamDecoder:
     Wire block indexes are mapped to loopkit's dense ``content_index``; text blocks start on their
     first delta (the service sends no ``contentBlockStart`` for text). The terminal event is
     emitted once both ``messageStop`` and ``metadata`` arrived (either order), or at the end of
-    the body after ``messageStop`` alone. An exception message raises a :class:`ProviderError`.
+    the body after ``messageStop`` alone. An exception message raises a :class:`ProviderError`; an
+    event without a member the service model requires raises a :class:`WireError`.
     """
 
     __slots__ = ("_frames", "_api", "_provider", "_model", "_blocks", "_signatures", "_count", "_stop", "_usage", "_done")
@@ -477,7 +484,10 @@ class ConverseStreamDecoder:
         for frame in frames:
             kind = frame.message_type
             if kind == "event":
-                self._event(frame.event_type or "", frame.payload, out)
+                try:
+                    self._event(frame.event_type or "", frame.payload, out)
+                except (KeyError, TypeError, AttributeError) as exc:
+                    raise WireError(f"bedrock: {frame.event_type} event lacks a member the service always sends ({exc!r}): {frame.payload[:200]!r}") from None
             elif kind in ("exception", "error"):
                 raise stream_exception(frame.headers, frame.payload)
             else:
@@ -493,8 +503,7 @@ class ConverseStreamDecoder:
             return []
         if self._stop is None:
             raise ConnectionClosedError("Bedrock stream ended before messageStop", provider=PROVIDER)
-        self._done = True
-        return [_terminal(self._stop, self._usage)]
+        return [_terminal(self._stop, None)]  # no metadata came: with it, the answer had ended there
 
     def _event(self, event_type: str, payload: bytes, out: list[StreamEvent]) -> None:
         if self._done:
@@ -505,12 +514,11 @@ class ConverseStreamDecoder:
         if event_type == "contentBlockDelta":
             self._delta(data, out)
         elif event_type == "contentBlockStart":
-            start = data.get("start") or {}
             wire = data.get("contentBlockIndex")
-            tool = start.get("toolUse") if isinstance(start, dict) else None
-            if isinstance(tool, dict) and tool.get("type", "tool_use") == "tool_use":
+            tool = data["start"].get("toolUse")
+            if tool is not None and tool.get("type", "tool_use") == "tool_use":
                 i = self._new_block(wire, "tool")
-                out.append(ToolCallStartEvent(content_index=i, id=str(tool.get("toolUseId", "")), name=str(tool.get("name", ""))))
+                out.append(ToolCallStartEvent(content_index=i, id=str(tool["toolUseId"]), name=str(tool["name"])))
             else:
                 self._blocks[wire] = ("ignored", -1)  # server-side tool use/result, images
         elif event_type == "contentBlockStop":
@@ -567,8 +575,7 @@ class ConverseStreamDecoder:
         elif "toolUse" in delta:
             if kind != "tool":
                 raise WireError(f"bedrock: toolUse delta for block {wire!r}, which no toolUse contentBlockStart opened")
-            fragment = (delta["toolUse"] or {}).get("input", "")
-            out.append(ToolCallDeltaEvent(content_index=i, delta=fragment if isinstance(fragment, str) else json.dumps(fragment)))
+            out.append(ToolCallDeltaEvent(content_index=i, delta=str(delta["toolUse"]["input"])))  # a String the model requires
         elif "reasoningContent" in delta:
             rc = delta["reasoningContent"] or {}
             if kind is None:

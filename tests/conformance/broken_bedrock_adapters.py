@@ -20,7 +20,7 @@ from broken_adapters import _factory_for
 from loopkit.errors import ConnectionClosedError, ProviderError, ServerError, error_class_for_status
 from loopkit.events import DoneEvent, ErrorEvent, StreamEvent, TextEndEvent
 from loopkit.eventstream import EventStreamDecoder, Message
-from loopkit.messages import AssistantMessage, ToolCall
+from loopkit.messages import AssistantMessage, ThinkingContent, ToolCall
 from loopkit.providers._http import HttpCall, HttpProvider
 from loopkit.providers.bedrock import EXCEPTION_STATUS, BedrockProvider, ConverseStreamDecoder, http_error
 
@@ -212,6 +212,29 @@ def _known_exceptions_only(frame: Message) -> Message | None:
     return frame
 
 
+class _SignatureRequired(ConverseStreamDecoder):
+    """Takes every reasoning block to end with a signature: one that came without crashes it."""
+
+    __slots__ = ()
+
+    def _event(self, event_type: str, payload: bytes, out: list[StreamEvent]) -> None:
+        if event_type == "contentBlockStop":
+            kind, i = self._blocks.get(json.loads(payload).get("contentBlockIndex"), ("ignored", -1))
+            if kind == "thinking":
+                self._signatures[i]  # a KeyError when no signature delta came
+        super()._event(event_type, payload, out)
+
+
+def _echoes_unsigned_thinking(self: Any, request: Any) -> dict[str, Any]:
+    """Sends every thinking block back, with an empty signature where it had none."""
+    body = BedrockProvider.request_body(self, request)
+    thoughts = [b for m in request.messages if isinstance(m, AssistantMessage) for b in m.content if isinstance(b, ThinkingContent)]
+    for m in body["messages"]:
+        if m["role"] == "assistant" and thoughts and not any("reasoningContent" in b for b in m["content"]):
+            m["content"] = [{"reasoningContent": {"reasoningText": {"text": t.thinking, "signature": t.thinking_signature or ""}}} for t in thoughts] + m["content"]
+    return body
+
+
 def _echoes_arguments_as_kept(self: Any, request: Any) -> dict[str, Any]:
     """Echoes each call's arguments as the message keeps them: the raw text of a call that never
     parsed, a non-object as it is."""
@@ -260,6 +283,8 @@ BUGS: dict[str, dict[str, Any]] = {
     "image_format_as_mime": {"request_body": _image_format_as_mime},
     "error_type_from_header_only": {"map_error": _error_type_from_header_only},
     "class_by_status": {"map_error": _class_by_status},
+    "signature_required": {"stream_decoder": _decoder_hook(_SignatureRequired)},
+    "echoes_unsigned_thinking": {"request_body": _echoes_unsigned_thinking},
     "known_exceptions_only": {"stream_decoder": _decoder_hook(_frames_bug(_known_exceptions_only))},
 }
 
@@ -283,7 +308,11 @@ BEDROCK_EXPECTED: dict[str, set[str]] = {
     "image_format_as_mime": {"request.user_content"},
     "error_type_from_header_only": {"failure.error_forms"},
     "class_by_status": {"failure.throttling_any_status"},
+    "signature_required": {"stream_decoder": _decoder_hook(_SignatureRequired)},
+    "echoes_unsigned_thinking": {"request_body": _echoes_unsigned_thinking},
     "known_exceptions_only": {"failure.stream_exception_unknown"},
+    "signature_required": {"stream.thinking_unsigned"},
+    "echoes_unsigned_thinking": {"stream.thinking_unsigned"},
 }
 
 CHECKED: tuple[str, ...] = (
@@ -295,6 +324,8 @@ CHECKED: tuple[str, ...] = (
     "stream.text",
     "stream.text_then_tool_call",
     "stream.thinking",
+    "stream.thinking_unsigned",
+    "request.reasoning.passback",
     "stream.blocks_ended",
     "stream.ends_at_terminal",
     "stream.server_tool_calls",

@@ -22,6 +22,7 @@ NEW_CASES = {
     "stream.server_tool_calls",
     "failure.throttling_any_status",
     "failure.stream_exception_unknown",
+    "stream.thinking_unsigned",
 }
 
 

@@ -10,7 +10,7 @@ ANTHROPIC_ONLY = ("stream.block_start_content", "stream.server_tool_blocks")  # 
 RESPONSES_ONLY = ("request.history.call_item_ids", "stream.thinking.summary_parts", "failure.flat_error_event")  # of the Responses API alone
 # what only Bedrock's wire says: typed in-stream exceptions, an untyped error event, other HTTP error forms, server-side tool calls
 BEDROCK_ONLY = {"failure.error_forms", "failure.stream_exceptions", "failure.stream_error_event", "stream.server_tool_calls",
-                "failure.throttling_any_status", "failure.stream_exception_unknown"}
+                "failure.throttling_any_status", "failure.stream_exception_unknown", "stream.thinking_unsigned"}
 # Gemini's stream forms: Vertex's partialArgs, errors as bare JSON lines, a blocked prompt, which
 # in-stream errors are transient (the suite checks the last only where the spec says)
 GEMINI_STREAM_ONLY = {"stream.streamed_call_form", "failure.unframed_error", "stop.prompt_blocked", "failure.stream_error_first"}
