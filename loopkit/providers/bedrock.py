@@ -171,7 +171,7 @@ class BedrockProvider(HttpProvider):
         )
         if self._static_credentials is not None and api_key is None:
             self.api_key = None  # explicit SigV4 credentials win over AWS_BEARER_TOKEN_BEDROCK
-        self.max_tokens, self.temperature, self.top_p, self.stop_sequences = max_tokens, temperature, top_p, stop_sequences
+        self.inference_options: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p, "stop_sequences": stop_sequences}
         self.error_status = error_status
 
     # --- request ----------------------------------------------------------------------------
@@ -187,8 +187,8 @@ class BedrockProvider(HttpProvider):
         body: dict[str, Any] = {"messages": messages}
         if request.system:
             body["system"] = [{"text": request.system}]
-        max_tokens = self.max_tokens if request.max_tokens is None else request.max_tokens
-        config = inference_config(max_tokens=max_tokens, temperature=self.temperature, top_p=self.top_p, stop_sequences=self.stop_sequences)
+        options = self.inference_options if request.max_tokens is None else {**self.inference_options, "max_tokens": request.max_tokens}
+        config = inference_config(**options)
         if config:
             body["inferenceConfig"] = config
         # the history matters only with tool_choice "none"; scanning it every round would not be free
@@ -523,15 +523,14 @@ class ConverseStreamDecoder:
                 self._blocks[wire] = ("ignored", -1)  # server-side tool use/result, images
         elif event_type == "contentBlockStop":
             wire = data.get("contentBlockIndex")
-            kind, i = self._blocks.get(wire, ("ignored", -1))
+            kind, i = self._blocks.get(wire, (None, -1))  # (a block no delta opened has nothing to end)
             if kind == "text":
                 out.append(TextEndEvent(content_index=i))
             elif kind == "thinking":
                 out.append(ThinkingEndEvent(content_index=i, thinking_signature=self._signatures.pop(i, None)))
             elif kind == "tool":
                 out.append(ToolCallEndEvent(content_index=i))
-            if kind != "ignored":
-                self._blocks[wire] = ("closed", i)
+            self._blocks[wire] = ("closed", i)
         elif event_type == "messageStart":
             out.append(StartEvent(api=self._api, provider=self._provider, model=self._model))
         elif event_type == "messageStop":
@@ -561,9 +560,9 @@ class ConverseStreamDecoder:
         if not isinstance(delta, dict):
             raise WireError(f"bedrock: contentBlockDelta without a delta object: {data!r}"[:300])
         kind, i = self._blocks.get(wire, (None, -1))
-        if kind in ("ignored", "closed"):
-            if kind == "closed":
-                raise WireError(f"bedrock: contentBlockDelta for block {wire!r} after its contentBlockStop")
+        if kind == "closed":
+            raise WireError(f"bedrock: contentBlockDelta for block {wire!r} after its contentBlockStop")
+        if kind == "ignored":
             return
         if "text" in delta:
             if kind is None:
