@@ -11,7 +11,7 @@ from ..events import DoneEvent
 from ..messages import ThinkingContent, user
 from ..script import HttpFault, MidStreamError, Turn
 from ._case import Case, Context
-from ._failure_cases import _expect_details, expect_failure
+from ._failure_cases import _error_class, _expect_details, expect_error_details, expect_failure
 from ._fixtures import PROMPT, accepted, answer, finished, kinds, request
 from ._wire import Wire
 
@@ -50,6 +50,30 @@ def check_unsigned_thinking(ctx: Context) -> None:
     ctx.expect("reasoning passed back (none: it had no signature)", ctx.wire.reasoning_passed_back(ex.body or {}), [])
 
 
+def _bare_exceptions(wire: Wire, provider: Any) -> str | None:
+    if wire.bare_exception_event(wire.stream_exceptions[0][0] if wire.stream_exceptions else "x") is None:
+        return f"{wire.name} has no typed in-stream exception whose message is optional"
+    return None
+
+
+def check_exception_without_message(ctx: Context) -> None:
+    """An exception whose payload names no message (the model makes it optional) fails the call
+    with the class of its member and its type, and says which error it was, not the bare JSON."""
+    member, name = ctx.wire.stream_exceptions[0]
+    event = ctx.wire.bare_exception_event(member)
+    assert event is not None  # the case applies only where the protocol has one
+    what = f"a {member} whose payload is {{}} after the first events"
+    ex = answer(ctx, [Turn(text="An answer that a bare exception interrupts.", chunk_size=6), "Never reached."], cut=lambda chunks: chunks[:3] + [event])
+    expect_failure(ctx, ex, (_error_class(name),), what)
+    expect_error_details(ctx, ex, status=None, error_type=member)
+    text = ex.error.message if isinstance(ex.error, ProviderError) else getattr(ex.terminal, "error_message", None)
+    if not (isinstance(text, str) and text.strip()) or "{" in text:
+        ctx.fail(f"{what}: the error's message (ProviderError.message)", "some text saying which error it was, not the bare payload", text)
+    if any(isinstance(e, DoneEvent) for e in ex.events):
+        ctx.fail(f"{what}: events", "no 'done' event", ex.outcome())
+    ctx.expect(f"{what}: requests sent (never retried once events were yielded)", ex.attempts, 1)
+
+
 def check_throttling_any_status(ctx: Context) -> None:
     """AWS's common errors list ThrottlingException with HTTP 400 as well as 429; botocore
     retries it by its code, so an adapter must too."""
@@ -81,5 +105,6 @@ def check_unknown_stream_exception(ctx: Context) -> None:
 BEDROCK_ROUND2_CASES: tuple[Case, ...] = (
     Case("stream.thinking_unsigned", "Reasoning without a signature is kept as thinking with none, and not sent back on the next request.", "docs/wire.md §5.8 #6", check_unsigned_thinking, _unsigned_reasoning),
     Case("failure.throttling_any_status", "An error whose shape is the protocol's throttle is retried whatever its HTTP status (AWS answers ThrottlingException with 400 as well as 429).", "docs/wire.md §5.5", check_throttling_any_status, _throttling_shape),
+    Case("failure.stream_exception_bare", "An in-stream exception whose payload names no message (the model makes it optional) fails the call with its member's class and type, and a message that is not the bare payload.", "docs/wire.md §5.6", check_exception_without_message, _bare_exceptions, streamed_only=True),
     Case("failure.stream_exception_unknown", "An in-stream exception of a type no service model names fails the call with its type and message, without a 'done' or a retry.", "docs/wire.md §5.6", check_unknown_stream_exception, _stream_exceptions, streamed_only=True),
 )

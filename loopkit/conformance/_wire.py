@@ -152,6 +152,11 @@ class Wire:
         """One wire event carrying an untyped stream error (None: the protocol has no such event)."""
         return None
 
+    def bare_exception_event(self, member: str) -> bytes | None:
+        """One typed in-stream exception whose payload names no message, where the protocol's
+        model makes the message optional (None: the protocol has no such form)."""
+        return None
+
     def server_tool_events(self, first_index: int) -> list[bytes]:
         """Wire events of a tool the server runs itself (its call and its result), as blocks from
         ``first_index`` on; empty when the protocol's stream has no such blocks."""
@@ -906,6 +911,12 @@ class BedrockWire(Wire):
         ]
         body["output"]["message"]["content"][:0] = blocks  # the server searched before it answered
         return body
+
+    def bare_exception_event(self, member):
+        # every member of ConverseStreamOutput's exceptions has an optional message (service-2.json, §5.6)
+        from loopkit.simulators import _eventstream
+
+        return _eventstream.exception(member, b"{}")
 
     def generic_error_event(self, code, message):
         # an event-stream message of type error: :error-code and :error-message headers, no payload (§5.6)

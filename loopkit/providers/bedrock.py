@@ -642,9 +642,10 @@ def stream_exception(headers: Mapping[str, Any], payload: bytes) -> ProviderErro
         data = json.loads(payload) if payload else None
     except ValueError:
         data = None
-    message = data.get("message") if isinstance(data, Mapping) else None
-    if not isinstance(message, str):
-        message = payload.decode("utf-8", "replace")[:500] or kind
+    if isinstance(data, Mapping):
+        message = str(data.get("message") or kind)  # the service model's message is optional
+    else:
+        message = payload.decode("utf-8", "replace")[:500] or kind  # not JSON: the text as sent
     status = EXCEPTION_STATUS.get(kind.lower())
     cls = StreamError if status is None else error_class_for_status(status)
     return cls(message, error_type=kind, provider=PROVIDER, body=data)

@@ -205,6 +205,20 @@ def _class_by_status(self: Any, status: int, headers: Any, body: bytes) -> Provi
     return error_class_for_status(status)(err.message, status=status, error_type=err.error_type, retry_after=err.retry_after, provider="bedrock", body=err.body)
 
 
+class _BarePayloadAsMessage(ConverseStreamDecoder):
+    """Reports an exception whose payload names no message by that payload's JSON text."""
+
+    __slots__ = ()
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        try:
+            return super().feed(chunk)
+        except ProviderError as err:
+            if isinstance(err.body, dict) and "message" not in err.body:
+                err.message = json.dumps(err.body)
+            raise
+
+
 def _known_exceptions_only(frame: Message) -> Message | None:
     """Looks each exception's member up in its table: a member it does not know crashes it."""
     if frame.message_type == "exception":
@@ -286,12 +300,13 @@ BUGS: dict[str, dict[str, Any]] = {
     "signature_required": {"stream_decoder": _decoder_hook(_SignatureRequired)},
     "echoes_unsigned_thinking": {"request_body": _echoes_unsigned_thinking},
     "known_exceptions_only": {"stream_decoder": _decoder_hook(_frames_bug(_known_exceptions_only))},
+    "bare_payload_as_message": {"stream_decoder": _decoder_hook(_BarePayloadAsMessage)},
 }
 
 BEDROCK_EXPECTED: dict[str, set[str]] = {
-    "raw_payload_as_message": {"failure.stream_exceptions", "failure.stream_exception_unknown"},
+    "raw_payload_as_message": {"failure.stream_exceptions", "failure.stream_exception_unknown", "failure.stream_exception_bare"},
     "skips_error_messages": {"failure.stream_error_event"},
-    "all_stream_exceptions_server_errors": {"failure.stream_exceptions", "failure.stream_exception_unknown"},
+    "all_stream_exceptions_server_errors": {"failure.stream_exceptions", "failure.stream_exception_unknown", "failure.stream_exception_bare"},
     "drops_cache_usage": {"stream.usage_cache"},
     "error_type_verbatim": {"failure.error_forms"},
     "lowercase_message_only": {"failure.error_forms"},
@@ -311,6 +326,7 @@ BEDROCK_EXPECTED: dict[str, set[str]] = {
     "signature_required": {"stream_decoder": _decoder_hook(_SignatureRequired)},
     "echoes_unsigned_thinking": {"request_body": _echoes_unsigned_thinking},
     "known_exceptions_only": {"failure.stream_exception_unknown"},
+    "bare_payload_as_message": {"failure.stream_exception_bare"},
     "signature_required": {"stream.thinking_unsigned"},
     "echoes_unsigned_thinking": {"stream.thinking_unsigned"},
 }
@@ -348,6 +364,7 @@ CHECKED: tuple[str, ...] = (
     "failure.stream_error_event",
     "failure.throttling_any_status",
     "failure.stream_exception_unknown",
+    "failure.stream_exception_bare",
     "failure.truncated",
     "failure.ends_early",
 )

@@ -23,6 +23,7 @@ NEW_CASES = {
     "failure.throttling_any_status",
     "failure.stream_exception_unknown",
     "stream.thinking_unsigned",
+    "failure.stream_exception_bare",
 }
 
 
