@@ -401,7 +401,7 @@ def usage_from(data: Any) -> Usage:
 
 
 def _terminal(stop_reason: Any, usage: Usage | None) -> StreamEvent:
-    reason = STOP_REASONS.get(stop_reason) if isinstance(stop_reason, str) else None
+    reason = STOP_REASONS.get(stop_reason)  # stopReason is a String enum the model requires
     if reason is not None:
         return DoneEvent(reason=reason, usage=usage)  # type: ignore[arg-type]
     return ErrorEvent(
@@ -534,7 +534,7 @@ class ConverseStreamDecoder:
         elif event_type == "messageStart":
             out.append(StartEvent(api=self._api, provider=self._provider, model=self._model))
         elif event_type == "messageStop":
-            self._stop = data.get("stopReason")
+            self._stop = data["stopReason"]
             self._finish_if_complete(out)
         elif event_type == "metadata":
             self._usage = usage_from(data.get("usage"))

@@ -372,6 +372,7 @@ def test_clean_close_mid_frame_or_before_message_stop_is_connection_closed():
         ("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {"name": "add"}}}, "toolUseId"),
         ("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "tooluse_a"}}}, "name"),
         ("contentBlockStart", {"contentBlockIndex": 0}, "start"),
+        ("messageStop", {"p": "abc"}, "stopReason"),
     ],
 )
 def test_an_event_without_a_required_member_is_a_wire_error(event_type, payload, missing):
