@@ -172,6 +172,7 @@ class BedrockProvider(HttpProvider):
         if self._static_credentials is not None and api_key is None:
             self.api_key = None  # explicit SigV4 credentials win over AWS_BEARER_TOKEN_BEDROCK
         self.inference_options: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p, "stop_sequences": stop_sequences}
+        self._inference_config = inference_config(**self.inference_options)  # built once: every request without max_tokens sends it
         self.error_status = error_status
 
     # --- request ----------------------------------------------------------------------------
@@ -187,8 +188,10 @@ class BedrockProvider(HttpProvider):
         body: dict[str, Any] = {"messages": messages}
         if request.system:
             body["system"] = [{"text": request.system}]
-        options = self.inference_options if request.max_tokens is None else {**self.inference_options, "max_tokens": request.max_tokens}
-        config = inference_config(**options)
+        if request.max_tokens is None:
+            config = self._inference_config
+        else:
+            config = inference_config(**{**self.inference_options, "max_tokens": request.max_tokens})
         if config:
             body["inferenceConfig"] = config
         # the history matters only with tool_choice "none"; scanning it every round would not be free
