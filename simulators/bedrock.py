@@ -12,7 +12,7 @@ naming an undeclared tool, blank text blocks, roles that do not alternate, an ec
 whose ``input`` is not a JSON object, a ``toolResult`` that answers no ``toolUse`` of the previous
 turn, a ``toolUse`` left unanswered by the next message, more results than calls, result content
 that is not a list of known blocks, a bad ``toolResult.status``, an ``inferenceConfig.maxTokens``
-that is not an integer >= 1.
+that is not an integer >= 1, reasoning sent back without its signature.
 
 Script mapping: stop ``stop`` -> ``end_turn``, ``length`` -> ``max_tokens``, ``toolUse`` ->
 ``tool_use``; ``Turn.stop_sequence`` -> ``stop_sequence``, ``Turn.content_filter`` ->
@@ -79,6 +79,10 @@ class BedrockSimulator(Simulator):
     Args:
         script: the turns to answer with.
         require_auth: answer 403 when a request carries no ``Authorization`` header.
+        errortype_header: name an error's shape in the ``x-amzn-errortype`` header (the service's
+            way). False sends no such header and names the shape in the body's ``__type``, as a
+            JSON front end does; an ``HttpFault.body`` then replaces that body (a ``code`` or ``Code``
+            member is the other place restJson1 clients read the shape from).
         (other options as :class:`simulators.Simulator`)
     """
 
@@ -96,10 +100,12 @@ class BedrockSimulator(Simulator):
         script: Script | list[Turn | str],
         *,
         require_auth: bool = True,
+        errortype_header: bool = True,
         **options: Any,
     ) -> None:
         super().__init__(script, **options)
         self.require_auth = require_auth
+        self.errortype_header = errortype_header
         self._request_ids = 0
         self._valid = _ValidHistory()
 
@@ -138,10 +144,15 @@ class BedrockSimulator(Simulator):
         self, status: int, message: str | None = None, error_type: str | None = None, *, retry_after: float | None = None
     ) -> SimResponse:
         shape = error_type or ERROR_SHAPES.get(status, "InternalServerException" if status >= 500 else "ValidationException")
-        headers = {"x-amzn-errortype": shape, "x-amzn-requestid": self._request_id()}
+        headers = {"x-amzn-requestid": self._request_id()}
+        body: dict[str, Any] = {"message": message or _DEFAULT_MESSAGES.get(shape, shape)}
+        if self.errortype_header:
+            headers["x-amzn-errortype"] = shape
+        else:
+            body["__type"] = shape
         if retry_after is not None:
             headers["x-amz-retry-after"] = str(int(retry_after * 1000))
-        return json_response(status, {"message": message or _DEFAULT_MESSAGES.get(shape, shape)}, headers)
+        return json_response(status, body, headers)
 
     def stream_error_event(self, fault: MidStreamError) -> bytes:
         kind = fault.error_type or "internalServerException"
@@ -369,7 +380,13 @@ def _validation_problem(body: dict[str, Any], valid: _ValidHistory | None = None
                         return f"Malformed input request: messages.{i}: toolResult text must be a string"
                     if "json" in item and not isinstance(item["json"], dict):
                         return f"The format of the value at messages.{i}.content.{content.index(block)}.toolResult.content.json is invalid. Provide a json object for the field and try again."
-            elif kind not in ("image", "document", "video", "reasoningContent", "cachePoint", "guardContent", "citationsContent"):
+            elif kind == "reasoningContent":
+                text = value.get("reasoningText") if isinstance(value, dict) else None
+                if isinstance(text, dict) and not text.get("signature"):
+                    # reasoning sent back without its signature (DeepSeek-R1 answers with none); the
+                    # service's words, reported by SDK users, name user messages whatever the role
+                    return "User messages cannot contain reasoning content. Please remove the reasoning content and try again."
+            elif kind not in ("image", "document", "video", "cachePoint", "guardContent", "citationsContent"):
                 return f"Malformed input request: messages.{i}: unknown content block {kind!r}"
         if role == "user" and pending:
             missing = [u for u in pending if u not in results]

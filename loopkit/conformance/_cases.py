@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import BadRequestError
+from ._bedrock_round2_cases import BEDROCK_ROUND2_CASES
 from ._case import Case
 from ._cross_cases import CROSS_CASES
 from ._detail_cases import DETAIL_CASES
@@ -208,4 +209,5 @@ CASES += FORM_CASES
 CASES += WIRE_FORM_CASES
 CASES += OPENAI_ROUND2_CASES
 CASES += CROSS_CASES
+CASES += BEDROCK_ROUND2_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

@@ -279,7 +279,7 @@ def check_error_forms(ctx: Context) -> None:
     for form in ctx.wire.error_forms():
         status = form.fault["status"]
         what = f"HTTP {status} with {form.what}"
-        ex = answer(ctx, [Turn(faults=(HttpFault(**form.fault),)), "Never reached."])
+        ex = answer(ctx, [Turn(faults=(HttpFault(**form.fault),)), "Never reached."], sim_options=form.sim_options)
         expect_failure(ctx, ex, (_error_class(form.error),), what)
         _expect_details(ctx, ex, what, status=status, error_type=form.error_type, message=form.message)
         ctx.expect(f"{what}: requests sent (not retried)", ex.attempts, 1)

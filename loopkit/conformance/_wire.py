@@ -84,6 +84,7 @@ class ErrorForm:
         error: the name of the :mod:`loopkit.errors` class the call must fail with.
         error_type: the provider's error type the error must carry.
         message: the provider's message, as the body carries it once decoded.
+        sim_options: options for the simulator (how it writes its error answers).
     """
 
     what: str
@@ -91,6 +92,7 @@ class ErrorForm:
     error: str
     error_type: str
     message: str
+    sim_options: Mapping[str, Any] = field(default_factory=dict)
 
 
 _TEXT = {"text": "Done."}
@@ -136,12 +138,23 @@ class Wire:
     """Typed in-stream exceptions, as the wire names them, each with the :mod:`loopkit.errors` class
     of its modelled HTTP status (empty: the protocol has no typed in-stream exceptions)."""
 
+    unsigned_reasoning: bool = False
+    """Some model answers with reasoning that has no signature (Bedrock: DeepSeek-R1)."""
+    throttling_shape: str | None = None
+    """The error shape that means a throttle whatever the HTTP status it comes with (None: the
+    protocol's status alone says so)."""
+
     def error_forms(self) -> list[ErrorForm]:
         """Real HTTP error answers in forms beyond the simulator's plain one (none by default)."""
         return []
 
     def generic_error_event(self, code: str, message: str) -> bytes | None:
         """One wire event carrying an untyped stream error (None: the protocol has no such event)."""
+        return None
+
+    def bare_exception_event(self, member: str) -> bytes | None:
+        """One typed in-stream exception whose payload names no message, where the protocol's
+        model makes the message optional (None: the protocol has no such form)."""
         return None
 
     def server_tool_events(self, first_index: int) -> list[bytes]:
@@ -817,6 +830,8 @@ class BedrockWire(Wire):
     error_flag = 'toolResult.status="error"'
     call_id_prefix = "tooluse_"
     error_types = ("ValidationException", "internalServerException")
+    unsigned_reasoning = True  # DeepSeek-R1's reasoningText has no signature (§5.8 #6)
+    throttling_shape = "ThrottlingException"  # AWS's common errors: HTTP 400 as well as 429 (§5.5)
     tool_keys = ("toolConfig",)
     strict = "toolConfig.tools[].toolSpec.strict"
     terminal_event = b"\x0bmessageStop"  # §5.4: the :event-type header value of messageStop
@@ -851,6 +866,27 @@ class BedrockWire(Wire):
                 {"status": 404, "error_type": "ResourceNotFoundException", "message": f"Model {quoted} was not found."},
                 "NotFoundError", "ResourceNotFoundException", f"Model {quoted} was not found.",
             ),
+            # no x-amzn-errortype: restJson1 clients read the shape from the body (botocore:
+            # code, then Code, then __type, namespaced like the header)
+            ErrorForm(
+                "no x-amzn-errortype header, the shape in the body's namespaced __type",
+                {"status": 400, "error_type": "com.amazonaws.bedrockruntime#ValidationException",
+                 "message": f"The provided model identifier {quoted} is invalid."},
+                "BadRequestError", "ValidationException", f"The provided model identifier {quoted} is invalid.",
+                {"errortype_header": False},
+            ),
+            ErrorForm(
+                "no x-amzn-errortype header, the shape in the body's code",
+                {"status": 403, "body": {"code": "AccessDeniedException", "message": f"You don't have access to the model {quoted}."}},
+                "PermissionDeniedError", "AccessDeniedException", f"You don't have access to the model {quoted}.",
+                {"errortype_header": False},
+            ),
+            ErrorForm(
+                "no x-amzn-errortype header, the shape in the body's capitalised Code",
+                {"status": 404, "body": {"Code": "ResourceNotFoundException", "Message": f"Model {quoted} was not found."}},
+                "NotFoundError", "ResourceNotFoundException", f"Model {quoted} was not found.",
+                {"errortype_header": False},
+            ),
         ]  # fmt: skip
 
     def server_tool_events(self, first_index):
@@ -875,6 +911,12 @@ class BedrockWire(Wire):
         ]
         body["output"]["message"]["content"][:0] = blocks  # the server searched before it answered
         return body
+
+    def bare_exception_event(self, member):
+        # every member of ConverseStreamOutput's exceptions has an optional message (service-2.json, §5.6)
+        from loopkit.simulators import _eventstream
+
+        return _eventstream.exception(member, b"{}")
 
     def generic_error_event(self, code, message):
         # an event-stream message of type error: :error-code and :error-message headers, no payload (§5.6)

@@ -97,6 +97,9 @@ from ..retry import parse_retry_after
 from ..eventstream import EventStreamDecoder
 from ._http import HttpCall, HttpProvider, WireHistory, json_or_wire_error
 
+API = "bedrock-converse"
+PROVIDER = "bedrock"
+
 STOP_REASONS: dict[str, str] = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -136,8 +139,8 @@ class BedrockProvider(HttpProvider):
         (other options as :class:`loopkit.providers._http.HttpProvider`)
     """
 
-    api = "bedrock-converse"
-    provider_name = "bedrock"
+    api = API
+    provider_name = PROVIDER
     api_key_env = ("AWS_BEARER_TOKEN_BEDROCK",)
 
     def __init__(
@@ -156,7 +159,9 @@ class BedrockProvider(HttpProvider):
         error_status: bool = True,
         base_url: str | None = None,
         **options: Any,
-    ) -> None:
+    ) -> None:  # pragma: no mutate block
+        # (out of the mutation score: the endpoint, region and credentials are not codec, and the
+        # options are stored as given; request_body and inference_config turn them into the body)
         super().__init__(
             model=model, api_key=api_key, base_url=base_url or f"https://bedrock-runtime.{region}.amazonaws.com", **options
         )
@@ -168,11 +173,8 @@ class BedrockProvider(HttpProvider):
         )
         if self._static_credentials is not None and api_key is None:
             self.api_key = None  # explicit SigV4 credentials win over AWS_BEARER_TOKEN_BEDROCK
-        self.inference_config = {
-            k: v
-            for k, v in (("maxTokens", max_tokens), ("temperature", temperature), ("topP", top_p), ("stopSequences", stop_sequences))
-            if v is not None
-        }
+        self.inference_options: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p, "stop_sequences": stop_sequences}
+        self._inference_config = inference_config(**self.inference_options)  # built once: every request without max_tokens sends it
         self.error_status = error_status
 
     # --- request ----------------------------------------------------------------------------
@@ -188,10 +190,12 @@ class BedrockProvider(HttpProvider):
         body: dict[str, Any] = {"messages": messages}
         if request.system:
             body["system"] = [{"text": request.system}]
-        if self.inference_config or request.max_tokens is not None:
-            body["inferenceConfig"] = dict(self.inference_config)
-            if request.max_tokens is not None:
-                body["inferenceConfig"]["maxTokens"] = request.max_tokens
+        if request.max_tokens is None:
+            config = self._inference_config
+        else:
+            config = inference_config(**{**self.inference_options, "max_tokens": request.max_tokens})
+        if config:
+            body["inferenceConfig"] = config
         # the history matters only with tool_choice "none"; scanning it every round would not be free
         tool_config = encode_tool_config(request, has_tool_history=request.tool_choice == "none" and _has_tool_blocks(messages))
         if tool_config is not None:
@@ -345,6 +349,12 @@ def _has_tool_blocks(messages: list[dict[str, Any]]) -> bool:
     return any("toolUse" in b or "toolResult" in b for m in messages for b in m["content"])
 
 
+def inference_config(*, max_tokens: int | None, temperature: float | None, top_p: float | None, stop_sequences: list[str] | None) -> dict[str, Any]:
+    """Converse ``inferenceConfig`` of these settings; a None setting is left to the service."""
+    fields = {"maxTokens": max_tokens, "temperature": temperature, "topP": top_p, "stopSequences": stop_sequences}
+    return {k: v for k, v in fields.items() if v is not None}
+
+
 def encode_tool_choice(choice: ToolChoice) -> dict[str, Any] | None:
     """loopkit ``tool_choice`` -> Converse ``toolChoice`` (None: send none; see the module docstring)."""
     if choice is None or choice == "none":
@@ -398,7 +408,7 @@ def usage_from(data: Any) -> Usage:
 
 
 def _terminal(stop_reason: Any, usage: Usage | None) -> StreamEvent:
-    reason = STOP_REASONS.get(stop_reason) if isinstance(stop_reason, str) else None
+    reason = STOP_REASONS.get(stop_reason)  # stopReason is a String enum the model requires
     if reason is not None:
         return DoneEvent(reason=reason, usage=usage)  # type: ignore[arg-type]
     return ErrorEvent(
@@ -409,36 +419,42 @@ def _terminal(stop_reason: Any, usage: Usage | None) -> StreamEvent:
     )
 
 
-def decode_converse_body(data: Any, *, api: str = "bedrock-converse", provider: str = "bedrock", model: str = "") -> list[StreamEvent]:
-    """A Converse JSON body -> the stream events of the same answer."""
+def decode_converse_body(data: Any, *, api: str = API, provider: str = PROVIDER, model: str = "") -> list[StreamEvent]:
+    """A Converse JSON body -> the stream events of the same answer.
+
+    Raises:
+        WireError: a member the service model requires is missing or not of its type.
+    """
     try:
-        content = data["output"]["message"]["content"]
-        stop_reason = data["stopReason"]
-    except (KeyError, TypeError):
-        raise WireError(f"bedrock: Converse body lacks output.message.content or stopReason: {str(data)[:200]}") from None
-    events: list[StreamEvent] = [StartEvent(api=api, provider=provider, model=model)]
+        return _body_events(data, StartEvent(api=api, provider=provider, model=model))
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise WireError(f"bedrock: Converse body lacks a member the service always sends ({exc!r}): {str(data)[:200]}") from None
+
+
+def _body_events(data: Any, start: StartEvent) -> list[StreamEvent]:
+    content = data["output"]["message"]["content"]
+    stop_reason = data["stopReason"]
+    events: list[StreamEvent] = [start]
     i = 0
-    for block in content if isinstance(content, list) else ():
-        if not isinstance(block, Mapping):
-            continue
+    for block in content:
         if "text" in block:
             events += [TextStartEvent(content_index=i), TextDeltaEvent(content_index=i, delta=str(block["text"])), TextEndEvent(content_index=i)]
         elif "reasoningContent" in block:
-            rc = block["reasoningContent"] or {}
+            rc = block["reasoningContent"]
             if "redactedContent" in rc:
                 events += [ThinkingStartEvent(content_index=i, redacted=True), ThinkingEndEvent(content_index=i, thinking_signature=rc["redactedContent"])]
             else:
-                rt = rc.get("reasoningText") or {}
+                rt = rc["reasoningText"]
                 events += [
                     ThinkingStartEvent(content_index=i),
-                    ThinkingDeltaEvent(content_index=i, delta=str(rt.get("text", ""))),
+                    ThinkingDeltaEvent(content_index=i, delta=str(rt["text"])),
                     ThinkingEndEvent(content_index=i, thinking_signature=rt.get("signature")),
                 ]
-        elif "toolUse" in block and (block["toolUse"] or {}).get("type", "tool_use") == "tool_use":
+        elif "toolUse" in block and block["toolUse"].get("type", "tool_use") == "tool_use":
             tu = block["toolUse"]
-            raw = tu.get("input", {})
+            raw = tu["input"]
             arguments, raw_arguments = parse_arguments(raw) if isinstance(raw, str) else (raw, None)
-            call = ToolCall(id=str(tu.get("toolUseId", "")), name=str(tu.get("name", "")), arguments=arguments, raw_arguments=raw_arguments)
+            call = ToolCall(id=str(tu["toolUseId"]), name=str(tu["name"]), arguments=arguments, raw_arguments=raw_arguments)
             events.append(ToolCallEndEvent(content_index=i, tool_call=call))
         else:
             continue  # images, citations, server-side tool use and results: not part of loopkit's vocabulary
@@ -453,12 +469,13 @@ class ConverseStreamDecoder:
     Wire block indexes are mapped to loopkit's dense ``content_index``; text blocks start on their
     first delta (the service sends no ``contentBlockStart`` for text). The terminal event is
     emitted once both ``messageStop`` and ``metadata`` arrived (either order), or at the end of
-    the body after ``messageStop`` alone. An exception message raises a :class:`ProviderError`.
+    the body after ``messageStop`` alone. An exception message raises a :class:`ProviderError`; an
+    event without a member the service model requires raises a :class:`WireError`.
     """
 
     __slots__ = ("_frames", "_api", "_provider", "_model", "_blocks", "_signatures", "_count", "_stop", "_usage", "_done")
 
-    def __init__(self, *, api: str = "bedrock-converse", provider: str = "bedrock", model: str = "") -> None:
+    def __init__(self, *, api: str = API, provider: str = PROVIDER, model: str = "") -> None:
         self._frames = EventStreamDecoder()
         self._api, self._provider, self._model = api, provider, model
         self._blocks: dict[int, tuple[str, int]] = {}  # wire index -> (kind, loopkit index)
@@ -474,7 +491,10 @@ class ConverseStreamDecoder:
         for frame in frames:
             kind = frame.message_type
             if kind == "event":
-                self._event(frame.event_type or "", frame.payload, out)
+                try:
+                    self._event(frame.event_type or "", frame.payload, out)
+                except (KeyError, TypeError, AttributeError) as exc:
+                    raise WireError(f"bedrock: {frame.event_type} event lacks a member the service always sends ({exc!r}): {frame.payload[:200]!r}") from None
             elif kind in ("exception", "error"):
                 raise stream_exception(frame.headers, frame.payload)
             else:
@@ -485,13 +505,12 @@ class ConverseStreamDecoder:
         try:
             self._frames.close()
         except EventStreamTruncated as exc:
-            raise ConnectionClosedError(f"Bedrock stream ended part-way through an event-stream message ({exc})", provider="bedrock") from exc
+            raise ConnectionClosedError(f"Bedrock stream ended part-way through an event-stream message ({exc})", provider=PROVIDER) from exc
         if self._done:
             return []
         if self._stop is None:
-            raise ConnectionClosedError("Bedrock stream ended before messageStop", provider="bedrock")
-        self._done = True
-        return [_terminal(self._stop, self._usage)]
+            raise ConnectionClosedError("Bedrock stream ended before messageStop", provider=PROVIDER)
+        return [_terminal(self._stop, None)]  # no metadata came: with it, the answer had ended there
 
     def _event(self, event_type: str, payload: bytes, out: list[StreamEvent]) -> None:
         if self._done:
@@ -502,29 +521,27 @@ class ConverseStreamDecoder:
         if event_type == "contentBlockDelta":
             self._delta(data, out)
         elif event_type == "contentBlockStart":
-            start = data.get("start") or {}
             wire = data.get("contentBlockIndex")
-            tool = start.get("toolUse") if isinstance(start, dict) else None
-            if isinstance(tool, dict) and tool.get("type", "tool_use") == "tool_use":
+            tool = data["start"].get("toolUse")
+            if tool is not None and tool.get("type", "tool_use") == "tool_use":
                 i = self._new_block(wire, "tool")
-                out.append(ToolCallStartEvent(content_index=i, id=str(tool.get("toolUseId", "")), name=str(tool.get("name", ""))))
+                out.append(ToolCallStartEvent(content_index=i, id=str(tool["toolUseId"]), name=str(tool["name"])))
             else:
                 self._blocks[wire] = ("ignored", -1)  # server-side tool use/result, images
         elif event_type == "contentBlockStop":
             wire = data.get("contentBlockIndex")
-            kind, i = self._blocks.get(wire, ("ignored", -1))
+            kind, i = self._blocks.get(wire, (None, -1))  # (a block no delta opened has nothing to end)
             if kind == "text":
                 out.append(TextEndEvent(content_index=i))
             elif kind == "thinking":
                 out.append(ThinkingEndEvent(content_index=i, thinking_signature=self._signatures.pop(i, None)))
             elif kind == "tool":
                 out.append(ToolCallEndEvent(content_index=i))
-            if kind != "ignored":
-                self._blocks[wire] = ("closed", i)
+            self._blocks[wire] = ("closed", i)
         elif event_type == "messageStart":
             out.append(StartEvent(api=self._api, provider=self._provider, model=self._model))
         elif event_type == "messageStop":
-            self._stop = data.get("stopReason")
+            self._stop = data["stopReason"]
             self._finish_if_complete(out)
         elif event_type == "metadata":
             self._usage = usage_from(data.get("usage"))
@@ -550,9 +567,9 @@ class ConverseStreamDecoder:
         if not isinstance(delta, dict):
             raise WireError(f"bedrock: contentBlockDelta without a delta object: {data!r}"[:300])
         kind, i = self._blocks.get(wire, (None, -1))
-        if kind in ("ignored", "closed"):
-            if kind == "closed":
-                raise WireError(f"bedrock: contentBlockDelta for block {wire!r} after its contentBlockStop")
+        if kind == "closed":
+            raise WireError(f"bedrock: contentBlockDelta for block {wire!r} after its contentBlockStop")
+        if kind == "ignored":
             return
         if "text" in delta:
             if kind is None:
@@ -564,8 +581,7 @@ class ConverseStreamDecoder:
         elif "toolUse" in delta:
             if kind != "tool":
                 raise WireError(f"bedrock: toolUse delta for block {wire!r}, which no toolUse contentBlockStart opened")
-            fragment = (delta["toolUse"] or {}).get("input", "")
-            out.append(ToolCallDeltaEvent(content_index=i, delta=fragment if isinstance(fragment, str) else json.dumps(fragment)))
+            out.append(ToolCallDeltaEvent(content_index=i, delta=str(delta["toolUse"]["input"])))  # a String the model requires
         elif "reasoningContent" in delta:
             rc = delta["reasoningContent"] or {}
             if kind is None:
@@ -602,14 +618,14 @@ def http_error(status: int, headers: Mapping[str, str], body: bytes) -> Provider
         m = data.get("message", data.get("Message"))
         if isinstance(m, str):
             message = m
-        code = data.get("__type") or data.get("code") or data.get("Code")
+        code = data.get("code") or data.get("Code") or data.get("__type")  # botocore's order for restJson1
         error_type = _shape_name(code) if isinstance(code, str) else None
     header = headers.get("x-amzn-errortype")
     if header:
         error_type = _shape_name(header)
     # The class follows the modelled shape when there is one (botocore retries by code, not status).
     cls = error_class_for_status(EXCEPTION_STATUS.get((error_type or "").lower(), status))
-    return cls(message, status=status, error_type=error_type, retry_after=_retry_after(headers), provider="bedrock", body=data)
+    return cls(message, status=status, error_type=error_type, retry_after=_retry_after(headers), provider=PROVIDER, body=data)
 
 
 def _retry_after(headers: Mapping[str, str]) -> float | None:
@@ -627,18 +643,19 @@ def stream_exception(headers: Mapping[str, Any], payload: bytes) -> ProviderErro
     if headers.get(":message-type") == "error":
         code = str(headers.get(":error-code", "error"))
         message = str(headers.get(":error-message", "")) or code
-        return StreamError(message, error_type=code, provider="bedrock")
+        return StreamError(message, error_type=code, provider=PROVIDER)
     kind = str(headers.get(":exception-type", "exception"))
     try:
         data = json.loads(payload) if payload else None
     except ValueError:
         data = None
-    message = data.get("message") if isinstance(data, Mapping) else None
-    if not isinstance(message, str):
-        message = payload.decode("utf-8", "replace")[:500] or kind
+    if isinstance(data, Mapping):
+        message = str(data.get("message") or kind)  # the service model's message is optional
+    else:
+        message = payload.decode("utf-8", "replace")[:500] or kind  # not JSON: the text as sent
     status = EXCEPTION_STATUS.get(kind.lower())
     cls = StreamError if status is None else error_class_for_status(status)
-    return cls(message, error_type=kind, provider="bedrock", body=data)
+    return cls(message, error_type=kind, provider=PROVIDER, body=data)
 
 
 __all__ = [
@@ -649,6 +666,7 @@ __all__ = [
     "encode_tool_choice",
     "encode_tool_config",
     "http_error",
+    "inference_config",
     "stream_exception",
     "usage_from",
 ]

@@ -17,12 +17,12 @@ from urllib.parse import quote
 
 from broken_adapters import _factory_for
 
-from loopkit.errors import ConnectionClosedError, ProviderError, ServerError
+from loopkit.errors import ConnectionClosedError, ProviderError, ServerError, error_class_for_status
 from loopkit.events import DoneEvent, ErrorEvent, StreamEvent, TextEndEvent
 from loopkit.eventstream import EventStreamDecoder, Message
-from loopkit.messages import AssistantMessage, ToolCall
+from loopkit.messages import AssistantMessage, ThinkingContent, ToolCall
 from loopkit.providers._http import HttpCall, HttpProvider
-from loopkit.providers.bedrock import BedrockProvider, ConverseStreamDecoder, http_error
+from loopkit.providers.bedrock import EXCEPTION_STATUS, BedrockProvider, ConverseStreamDecoder, http_error
 
 
 class _BentFrames(EventStreamDecoder):
@@ -190,6 +190,65 @@ def _lowercase_message_only(self: Any, status: int, headers: Any, body: bytes) -
     return err
 
 
+def _error_type_from_header_only(self: Any, status: int, headers: Any, body: bytes) -> ProviderError:
+    """Reads the shape from ``x-amzn-errortype`` alone: without the header the error has no type and
+    its class comes from the status."""
+    err = http_error(status, headers, body)
+    if headers.get("x-amzn-errortype"):
+        return err
+    return error_class_for_status(status)(err.message, status=status, error_type=None, provider="bedrock", body=err.body)
+
+
+def _class_by_status(self: Any, status: int, headers: Any, body: bytes) -> ProviderError:
+    """Picks the class by the HTTP status alone: a ThrottlingException with HTTP 400 is a bad request."""
+    err = http_error(status, headers, body)
+    return error_class_for_status(status)(err.message, status=status, error_type=err.error_type, retry_after=err.retry_after, provider="bedrock", body=err.body)
+
+
+class _BarePayloadAsMessage(ConverseStreamDecoder):
+    """Reports an exception whose payload names no message by that payload's JSON text."""
+
+    __slots__ = ()
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        try:
+            return super().feed(chunk)
+        except ProviderError as err:
+            if isinstance(err.body, dict) and "message" not in err.body:
+                err.message = json.dumps(err.body)
+            raise
+
+
+def _known_exceptions_only(frame: Message) -> Message | None:
+    """Looks each exception's member up in its table: a member it does not know crashes it."""
+    if frame.message_type == "exception":
+        EXCEPTION_STATUS[str(frame.headers.get(":exception-type")).lower()]
+    return frame
+
+
+class _SignatureRequired(ConverseStreamDecoder):
+    """Takes every reasoning block to end with a signature: one that came without crashes it."""
+
+    __slots__ = ()
+
+    def _event(self, event_type: str, payload: bytes, out: list[StreamEvent]) -> None:
+        if event_type == "contentBlockStop":
+            kind, i = self._blocks.get(json.loads(payload).get("contentBlockIndex"), ("ignored", -1))
+            if kind == "thinking":
+                self._signatures[i]  # a KeyError when no signature delta came
+        super()._event(event_type, payload, out)
+
+
+def _echoes_unsigned_thinking(self: Any, request: Any) -> dict[str, Any]:
+    """Sends every thinking block back, with an empty signature where it had none."""
+    body = BedrockProvider.request_body(self, request)
+    thoughts = [b for m in request.messages if isinstance(m, AssistantMessage) for b in m.content if isinstance(b, ThinkingContent)]
+    for m in body["messages"]:
+        if m["role"] == "assistant" and thoughts and not any("reasoningContent" in b for b in m["content"]):
+            m["content"] = [{"reasoningContent": {"reasoningText": {"text": t.thinking, "signature": t.thinking_signature or ""}}} for t in thoughts] + m["content"]
+    return body
+
+
 def _echoes_arguments_as_kept(self: Any, request: Any) -> dict[str, Any]:
     """Echoes each call's arguments as the message keeps them: the raw text of a call that never
     parsed, a non-object as it is."""
@@ -236,12 +295,18 @@ BUGS: dict[str, dict[str, Any]] = {
     "needs_metadata": {"stream_decoder": _decoder_hook(_NeedsMetadata)},
     "server_tool_as_call": {"stream_decoder": _decoder_hook(_frames_bug(_server_tool_as_call))},
     "image_format_as_mime": {"request_body": _image_format_as_mime},
+    "error_type_from_header_only": {"map_error": _error_type_from_header_only},
+    "class_by_status": {"map_error": _class_by_status},
+    "signature_required": {"stream_decoder": _decoder_hook(_SignatureRequired)},
+    "echoes_unsigned_thinking": {"request_body": _echoes_unsigned_thinking},
+    "known_exceptions_only": {"stream_decoder": _decoder_hook(_frames_bug(_known_exceptions_only))},
+    "bare_payload_as_message": {"stream_decoder": _decoder_hook(_BarePayloadAsMessage)},
 }
 
 BEDROCK_EXPECTED: dict[str, set[str]] = {
-    "raw_payload_as_message": {"failure.stream_exceptions"},
+    "raw_payload_as_message": {"failure.stream_exceptions", "failure.stream_exception_unknown", "failure.stream_exception_bare"},
     "skips_error_messages": {"failure.stream_error_event"},
-    "all_stream_exceptions_server_errors": {"failure.stream_exceptions"},
+    "all_stream_exceptions_server_errors": {"failure.stream_exceptions", "failure.stream_exception_unknown", "failure.stream_exception_bare"},
     "drops_cache_usage": {"stream.usage_cache"},
     "error_type_verbatim": {"failure.error_forms"},
     "lowercase_message_only": {"failure.error_forms"},
@@ -256,6 +321,14 @@ BEDROCK_EXPECTED: dict[str, set[str]] = {
     "needs_metadata": {"stream.ends_at_terminal"},
     "server_tool_as_call": {"stream.server_tool_calls"},
     "image_format_as_mime": {"request.user_content"},
+    "error_type_from_header_only": {"failure.error_forms"},
+    "class_by_status": {"failure.throttling_any_status"},
+    "signature_required": {"stream_decoder": _decoder_hook(_SignatureRequired)},
+    "echoes_unsigned_thinking": {"request_body": _echoes_unsigned_thinking},
+    "known_exceptions_only": {"failure.stream_exception_unknown"},
+    "bare_payload_as_message": {"failure.stream_exception_bare"},
+    "signature_required": {"stream.thinking_unsigned"},
+    "echoes_unsigned_thinking": {"stream.thinking_unsigned"},
 }
 
 CHECKED: tuple[str, ...] = (
@@ -267,6 +340,8 @@ CHECKED: tuple[str, ...] = (
     "stream.text",
     "stream.text_then_tool_call",
     "stream.thinking",
+    "stream.thinking_unsigned",
+    "request.reasoning.passback",
     "stream.blocks_ended",
     "stream.ends_at_terminal",
     "stream.server_tool_calls",
@@ -287,6 +362,9 @@ CHECKED: tuple[str, ...] = (
     "failure.mid_stream",
     "failure.stream_exceptions",
     "failure.stream_error_event",
+    "failure.throttling_any_status",
+    "failure.stream_exception_unknown",
+    "failure.stream_exception_bare",
     "failure.truncated",
     "failure.ends_early",
 )

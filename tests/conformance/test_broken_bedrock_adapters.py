@@ -20,6 +20,10 @@ NEW_CASES = {
     "stream.blocks_ended",
     "stream.ends_at_terminal",
     "stream.server_tool_calls",
+    "failure.throttling_any_status",
+    "failure.stream_exception_unknown",
+    "stream.thinking_unsigned",
+    "failure.stream_exception_bare",
 }
 
 

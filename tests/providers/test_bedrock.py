@@ -23,6 +23,7 @@ from loopkit.errors import (
     ServerError,
     StreamError,
     UsageError,
+    WireError,
 )
 from loopkit.messages import (
     AssistantMessage,
@@ -40,9 +41,11 @@ from loopkit.providers.bedrock import (
     decode_converse_body,
     encode_messages,
     http_error,
+    inference_config,
 )
 from loopkit.retry import RetryPolicy
 from loopkit.script import Delay, HttpFault, MidStreamError, Truncate, Turn, call
+from loopkit.simulators import _eventstream as sim_es
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "bedrock"
 MODEL = "us.amazon.nova-micro-v1:0"
@@ -371,6 +374,52 @@ def test_clean_close_mid_frame_or_before_message_stop_is_connection_closed():
     decoder.feed(raw[:144])
     with pytest.raises(ConnectionClosedError, match="before messageStop"):
         decoder.close()
+
+
+@pytest.mark.parametrize(
+    ("event_type", "payload", "missing"),
+    [
+        ("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {"name": "add"}}}, "toolUseId"),
+        ("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "tooluse_a"}}}, "name"),
+        ("contentBlockStart", {"contentBlockIndex": 0}, "start"),
+        ("messageStop", {"p": "abc"}, "stopReason"),
+    ],
+)
+def test_an_event_without_a_required_member_is_a_wire_error(event_type, payload, missing):
+    decoder = ConverseStreamDecoder()
+    with pytest.raises(WireError, match=f"lacks a member.*{missing}"):
+        decoder.feed(sim_es.event(event_type, json.dumps(payload).encode()))
+
+
+def test_a_tool_delta_without_input_is_a_wire_error():
+    decoder = ConverseStreamDecoder()
+    decoder.feed(sim_es.event("contentBlockStart", json.dumps({"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "t", "name": "add"}}}).encode()))
+    with pytest.raises(WireError, match="input"):
+        decoder.feed(sim_es.event("contentBlockDelta", json.dumps({"contentBlockIndex": 0, "delta": {"toolUse": {}}}).encode()))
+
+
+@pytest.mark.parametrize(
+    ("block", "missing"),
+    [
+        ({"toolUse": {"toolUseId": "t", "name": "add"}}, "input"),
+        ({"toolUse": {"name": "add", "input": {}}}, "toolUseId"),
+        ({"reasoningContent": {"reasoningText": {"signature": "s"}}}, "text"),
+    ],
+)
+def test_a_body_block_without_a_required_member_is_a_wire_error(block, missing):
+    body = {"output": {"message": {"role": "assistant", "content": [block]}}, "stopReason": "end_turn"}
+    with pytest.raises(WireError, match=f"lacks a member.*{missing}"):
+        decode_converse_body(body)
+
+
+def test_inference_config_sends_only_the_settings_given():
+    assert inference_config(max_tokens=None, temperature=None, top_p=None, stop_sequences=None) == {}
+    config = inference_config(max_tokens=64, temperature=0.2, top_p=0.9, stop_sequences=["END"])
+    assert config == {"maxTokens": 64, "temperature": 0.2, "topP": 0.9, "stopSequences": ["END"]}
+    provider = BedrockProvider(model="m", api_key="k", max_tokens=64, temperature=0.0, stop_sequences=["END"])
+    body = provider.request_body(ModelRequest([user("hi")]))
+    assert body["inferenceConfig"] == {"maxTokens": 64, "temperature": 0.0, "stopSequences": ["END"]}
+    assert provider.request_body(ModelRequest([user("hi")], max_tokens=8))["inferenceConfig"]["maxTokens"] == 8  # the request's wins
 
 
 def test_corrupt_frame_raises_a_wire_error():

@@ -208,6 +208,19 @@ def test_boto3_raises_throttling_for_a_429_fault(no_bearer):
     assert info.value.response["ResponseMetadata"]["HTTPStatusCode"] == 429
 
 
+def test_errortype_header_false_names_the_shape_in_the_body(no_bearer):
+    fault = HttpFault(status=400, error_type="com.amazonaws.bedrockruntime#ValidationException", message="bad model")
+    resp = post(simulators.create("bedrock", [Turn(faults=[fault])], errortype_header=False), {"messages": [{"role": "user", "content": [{"text": "hi"}]}]})
+    assert resp.status == 400 and "x-amzn-errortype" not in resp.headers
+    assert json.loads(resp.body) == {"message": "bad model", "__type": "com.amazonaws.bedrockruntime#ValidationException"}
+    # botocore reads the shape from the body then, namespace and all
+    with simulators.serve("bedrock", [Turn(faults=[fault]), Turn(faults=[HttpFault(status=403, body={"code": "AccessDeniedException", "message": "no"})])], errortype_header=False) as sim:
+        for code in ("ValidationException", "AccessDeniedException"):
+            with pytest.raises(ClientError) as info:
+                client(sim).converse(modelId="m", messages=[{"role": "user", "content": [{"text": "hi"}]}])
+            assert info.value.response["Error"]["Code"] == code
+
+
 def test_boto3_sees_a_validation_exception(no_bearer):
     with simulators.serve("bedrock", [Turn(text="never")]) as sim:
         with pytest.raises(ClientError) as info:
