@@ -28,6 +28,7 @@ from ._failure_cases import (
     retried_case,
 )
 from ._form_cases import FORM_CASES
+from ._gemini_round2_cases import GEMINI_ROUND2_CASES
 from ._kind_cases import KIND_CASES
 from ._request_cases import (
     check_empty_error_result,
@@ -204,4 +205,5 @@ CASES += KIND_CASES
 CASES += DETAIL_CASES
 CASES += FORM_CASES
 CASES += WIRE_FORM_CASES
+CASES += GEMINI_ROUND2_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)
