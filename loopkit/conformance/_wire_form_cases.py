@@ -108,6 +108,10 @@ def check_streamed_call_form(ctx: Context) -> None:
     if any(isinstance(e, DoneEvent) for e in ex.events) or (ex.message is not None and only_calls(ex.message)):
         ctx.fail("a stream that ends inside a streamed tool call", "no 'done' and no call", ex.outcome())
 
+    alone = finished(ctx, answer(ctx, [Turn(tool_calls=(call("get_time", STREAMED_ARGS_B),))], cut=ctx.wire.stream_calls), "an answer of one streamed call")
+    if alone is not None:
+        ctx.expect("stop_reason of an answer of one streamed call and nothing else", alone.stop_reason, "toolUse")
+
 
 def check_unframed_error(ctx: Context) -> None:
     message = 'Upstream failure {"shard": 3} with a quote \\" and a } brace (conformance)'

@@ -19,7 +19,7 @@ Wire facts this adapter rests on (docs/wire.md §4):
   results are paired with calls by name and order, as the API does. An id the API did send is
   echoed on the ``functionCall`` and its ``functionResponse``.
 - Tool results become ``functionResponse`` parts in one user turn, in the order of the calls of
-  the model turn they answer (matched by id, else by name and order). ``response`` is
+  the model turn they answer (matched by id, never by name). ``response`` is
   ``{"output": text}``, or ``{"error": text}`` when ``is_error``: the two keys the API documents
   (google-genai ``types.FunctionResponse.response``). Image blocks of a result are not sent.
 - ``thoughtSignature`` sits on a part, beside ``text`` or ``functionCall``; it is kept on the
@@ -277,39 +277,24 @@ def _responses(calls: list[ToolCall], results: list[ToolResultMessage]) -> list[
 
 
 def pair_results(calls: list[ToolCall], results: list[ToolResultMessage]) -> list[tuple[ToolCall | None, ToolResultMessage]]:
-    """Order ``results`` like ``calls``: by id first, then by name in order; results that match
-    no call come last (paired with None), calls that no result answers get a synthetic error."""
-    if len(calls) == len(results) and all(c.id == r.tool_call_id for c, r in zip(calls, results)):
-        return list(zip(calls, results))  # the loop's usual order
-    by_id = {r.tool_call_id: r for r in results}
-    used: set[int] = set()
-    slots: list[ToolResultMessage | None] = []
-    for c in calls:
-        r = by_id.get(c.id)
-        if r is not None and id(r) not in used:
-            used.add(id(r))
-        else:
-            r = None
-        slots.append(r)
-    for i, c in enumerate(calls):
-        if slots[i] is None:
-            for r in results:
-                if id(r) not in used and r.tool_name == c.name:
-                    used.add(id(r))
-                    slots[i] = r
-                    break
-    paired: list[tuple[ToolCall | None, ToolResultMessage]] = []
-    for c, r in zip(calls, slots):
-        if r is None:
-            r = ToolResultMessage(tool_call_id=c.id, tool_name=c.name, content=[TextContent(text=NO_RESULT)], is_error=True)
-        paired.append((c, r))
-    paired += [(None, r) for r in results if id(r) not in used]
-    return paired
+    """Order ``results`` like ``calls``, by id only (never by tool name: docs/loop-contract.md
+    §7.2); a call that no result answers gets a synthetic error result, and results that answer
+    no call come last (paired with None)."""
+    by_id: dict[str, ToolResultMessage] = {}
+    for r in results:
+        by_id.setdefault(r.tool_call_id, r)
+    paired: list[tuple[ToolCall | None, ToolResultMessage]] = [(c, by_id.get(c.id) or _no_result(c)) for c in calls]
+    ids = {c.id for c in calls}
+    return paired + [(None, r) for r in results if r.tool_call_id not in ids]
+
+
+def _no_result(call: ToolCall) -> ToolResultMessage:
+    return ToolResultMessage(tool_call_id=call.id, tool_name=call.name, content=[TextContent(text=NO_RESULT)], is_error=True)
 
 
 def _function_response(call: ToolCall | None, result: ToolResultMessage) -> dict[str, Any]:
     fr: dict[str, Any] = {}
-    call_id = call.id if call is not None else result.tool_call_id
+    call_id = result.tool_call_id  # its call's id, when it has a call (paired by id)
     if call_id and not is_generated_id(call_id):
         fr["id"] = call_id
     fr["name"] = call.name if call is not None else result.tool_name
@@ -558,12 +543,13 @@ class _PartialCall:
         self.args: dict[str, Any] = {}
 
 
-_PATH_STEP = re.compile(r"""\.([A-Za-z_][A-Za-z0-9_\-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]""")
+_PATH_STEP = re.compile(r"""\.([A-Za-z_][A-Za-z0-9_\-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]""")  # names quoted as in a normalized path
 _VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
 
 
 def _path_steps(path: Any) -> list[str | int]:
-    """``$.a.b[0]['c d']`` -> ``["a", "b", 0, "c d"]`` (the RFC 9535 subset Gemini sends)."""
+    """``$.a.b[0]['c d']`` -> ``["a", "b", 0, "c d"]`` (the RFC 9535 subset Gemini sends: dotted
+    names, indexes, and names in single quotes, as normalized paths write them)."""
     if not isinstance(path, str) or not path.startswith("$"):
         raise WireError(f"gemini: partialArgs jsonPath must be a JSON path starting with '$', got {path!r}")
     steps: list[str | int] = []
@@ -572,8 +558,8 @@ def _path_steps(path: Any) -> list[str | int]:
         m = _PATH_STEP.match(path, at)
         if m is None:
             raise WireError(f"gemini: partialArgs jsonPath {path!r} has a form this decoder does not follow (at {path[at:]!r})")
-        name, index, single, double = m.groups()
-        steps.append(int(index) if index is not None else name if name is not None else (single if single is not None else double).replace("\\", ""))
+        name, index, quoted = m.groups()
+        steps.append(int(index) if index is not None else name if name is not None else quoted.replace("\\", ""))
         at = m.end()
     if not steps:
         raise WireError(f"gemini: partialArgs jsonPath {path!r} names no argument")

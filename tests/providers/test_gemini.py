@@ -155,14 +155,15 @@ def test_ids_the_api_sent_are_kept_and_echoed_on_call_and_response() -> None:
     assert contents[2]["parts"][0]["functionResponse"] == {"id": "api-id-1", "name": "add", "response": {"output": "3"}}
 
 
-def test_results_pair_by_id_then_by_name_and_order() -> None:
+def test_results_pair_by_id_only() -> None:
     calls = [ToolCall(id="x1", name="a"), ToolCall(id="x2", name="b"), ToolCall(id="x3", name="a")]
     r_b = ToolResultMessage(tool_call_id="x2", tool_name="b")
-    r_a1 = ToolResultMessage(tool_call_id="other-1", tool_name="a")
-    r_a2 = ToolResultMessage(tool_call_id="other-2", tool_name="a")
-    stray = ToolResultMessage(tool_call_id="zz", tool_name="c")
-    paired = pair_results(calls, [stray, r_a1, r_b, r_a2])
-    assert [(c.id if c else None, r.tool_call_id) for c, r in paired] == [("x1", "other-1"), ("x2", "x2"), ("x3", "other-2"), (None, "zz")]
+    r_a3 = ToolResultMessage(tool_call_id="x3", tool_name="a")
+    r_a = ToolResultMessage(tool_call_id="other-1", tool_name="a")  # names a tool of the turn, answers none of its calls
+    paired = pair_results(calls, [r_a, r_a3, r_b])
+    assert [(c.id if c else None, r.tool_call_id, r.text, r.is_error) for c, r in paired] == [
+        ("x1", "x1", "No result provided", True), ("x2", "x2", "", False), ("x3", "x3", "", False), (None, "other-1", "", False)
+    ]
 
 
 def test_missing_args_become_an_empty_object() -> None:
