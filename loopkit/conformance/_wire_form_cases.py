@@ -127,6 +127,15 @@ def check_unframed_error(ctx: Context) -> None:
         if any(isinstance(e, DoneEvent) for e in ex.events):
             ctx.fail(f"events ({form})", "no 'done' event", ex.outcome())
 
+    def cut_inside(chunks: list[bytes]) -> list[bytes]:  # the body ends cleanly half-way through the unframed error
+        unframed = ctx.wire.unframe_errors(chunks)
+        return [*unframed[:-1], unframed[-1][: len(unframed[-1]) // 2]]
+
+    ex = answer(ctx, [turn, "Never reached."], cut=cut_inside)
+    expect_failure(ctx, ex, (ProviderError,), f"a body that ends half-way through an error written as {ctx.wire.unframed_errors}")
+    if any(isinstance(e, DoneEvent) for e in ex.events):
+        ctx.fail("events (a body that ends inside an unframed error)", "no 'done' event", ex.outcome())
+
 
 def _wrapped_error_body(wire: Wire, provider: Any) -> str | None:
     return None if wire.wrapped_error_body else f"{wire.name}'s HTTP errors come in one body shape (docs/wire.md §6.3)"
