@@ -273,31 +273,31 @@ def _top_generated_id(top: list[int], m: Message) -> None:
 
 
 def _responses(calls: list[ToolCall], results: list[ToolResultMessage]) -> list[dict[str, Any]]:
-    return [_function_response(c, r) for c, r in pair_results(calls, results)]
+    return [_function_response(r) for r in results_in_call_order(calls, results)]
 
 
-def pair_results(calls: list[ToolCall], results: list[ToolResultMessage]) -> list[tuple[ToolCall | None, ToolResultMessage]]:
-    """Order ``results`` like ``calls``, by id only (never by tool name: docs/loop-contract.md
-    §7.2); a call that no result answers gets a synthetic error result, and results that answer
-    no call come last (paired with None)."""
+def results_in_call_order(calls: list[ToolCall], results: list[ToolResultMessage]) -> list[ToolResultMessage]:
+    """``results`` in the order of ``calls``, matched by id only (never by tool name:
+    docs/loop-contract.md §7.2); a call that no result answers gets a synthetic error result, and
+    results that answer no call come last."""
     by_id: dict[str, ToolResultMessage] = {}
     for r in results:
         by_id.setdefault(r.tool_call_id, r)
-    paired: list[tuple[ToolCall | None, ToolResultMessage]] = [(c, by_id.get(c.id) or _no_result(c)) for c in calls]
     ids = {c.id for c in calls}
-    return paired + [(None, r) for r in results if r.tool_call_id not in ids]
+    return [by_id.get(c.id) or _no_result(c) for c in calls] + [r for r in results if r.tool_call_id not in ids]
 
 
 def _no_result(call: ToolCall) -> ToolResultMessage:
     return ToolResultMessage(tool_call_id=call.id, tool_name=call.name, content=[TextContent(text=NO_RESULT)], is_error=True)
 
 
-def _function_response(call: ToolCall | None, result: ToolResultMessage) -> dict[str, Any]:
+def _function_response(result: ToolResultMessage) -> dict[str, Any]:
+    """The result's id (its call's) unless loopkit made it up, its tool's name, and its text."""
     fr: dict[str, Any] = {}
-    call_id = result.tool_call_id  # its call's id, when it has a call (paired by id)
+    call_id = result.tool_call_id
     if call_id and not is_generated_id(call_id):
         fr["id"] = call_id
-    fr["name"] = call.name if call is not None else result.tool_name
+    fr["name"] = result.tool_name
     fr["response"] = {"error" if result.is_error else "output": result.text}
     return {"functionResponse": fr}
 

@@ -34,7 +34,7 @@ from loopkit.messages import (
     user,
 )
 from loopkit.provider import ModelRequest, ToolSpec
-from loopkit.providers.gemini import GeminiProvider, GeminiStreamDecoder, encode_contents, pair_results
+from loopkit.providers.gemini import GeminiProvider, GeminiStreamDecoder, encode_contents, results_in_call_order
 from loopkit.retry import RetryPolicy
 from loopkit.script import Delay, HttpFault, MidStreamError, ScriptedCall, Truncate, Turn, call
 
@@ -160,9 +160,9 @@ def test_results_pair_by_id_only() -> None:
     r_b = ToolResultMessage(tool_call_id="x2", tool_name="b")
     r_a3 = ToolResultMessage(tool_call_id="x3", tool_name="a")
     r_a = ToolResultMessage(tool_call_id="other-1", tool_name="a")  # names a tool of the turn, answers none of its calls
-    paired = pair_results(calls, [r_a, r_a3, r_b])
-    assert [(c.id if c else None, r.tool_call_id, r.text, r.is_error) for c, r in paired] == [
-        ("x1", "x1", "No result provided", True), ("x2", "x2", "", False), ("x3", "x3", "", False), (None, "other-1", "", False)
+    ordered = results_in_call_order(calls, [r_a, r_a3, r_b])
+    assert [(r.tool_call_id, r.tool_name, r.text, r.is_error) for r in ordered] == [
+        ("x1", "a", "No result provided", True), ("x2", "b", "", False), ("x3", "a", "", False), ("other-1", "a", "", False)
     ]
 
 
