@@ -15,7 +15,7 @@ from typing import Any
 
 from broken_adapters import _factory_for
 
-from loopkit.errors import StreamError
+from loopkit.errors import ConnectionClosedError, StreamError
 from loopkit.events import ErrorEvent, ToolCallDeltaEvent
 from loopkit.messages import ToolResultMessage
 from loopkit.providers._sse import SSEDecoder
@@ -186,6 +186,19 @@ class _LastEventPerRead(GeminiStreamDecoder):
         return out
 
 
+class _EarlyEndAsErrorEvent(GeminiStreamDecoder):
+    """Ends a stream that stopped before its finishReason with an error event instead of raising:
+    the loop cannot tell an incomplete answer from the model's own error stop."""
+
+    __slots__ = ()
+
+    def close(self) -> list[Any]:
+        try:
+            return super().close()
+        except ConnectionClosedError as exc:
+            return [ErrorEvent(error_message=str(exc))]
+
+
 def _decoder_bug(decoder: type) -> type:
     class Adapter(GeminiProvider):
         def stream_decoder(self) -> GeminiStreamDecoder:
@@ -307,6 +320,7 @@ GEMINI_BUGS: dict[str, type] = {
     "total_from_counts": _decoder_bug(_TotalFromCounts),
     "no_stream_retry_info": _decoder_bug(_NoStreamRetryInfo),
     "last_event_per_read": _decoder_bug(_LastEventPerRead),
+    "early_end_as_error_event": _decoder_bug(_EarlyEndAsErrorEvent),
 }
 
 
@@ -339,4 +353,5 @@ GEMINI_EXPECTED: dict[str, set[str]] = {
     "total_from_counts": {"stream.usage_total"},
     "no_stream_retry_info": {"failure.stream_error_retry_delay"},
     "last_event_per_read": {"stream.one_read"},
+    "early_end_as_error_event": {"failure.ends_early", "stream.streamed_call_form"},  # the call it had opened is kept
 }
