@@ -83,6 +83,7 @@ def check_error_body_not_json(ctx: Context) -> None:
         ctx.fail("the error message of a plain-text error body", f"text containing {text!r}", said(ex))
     if isinstance(ex.error, ProviderError):
         ctx.expect("the error's HTTP status", ex.error.status, 400)
+        ctx.expect(f"the error's error_type ({ctx.wire.plain_body_error_type or 'none: a plain-text body names no type'})", ex.error.error_type, ctx.wire.plain_body_error_type)
     ctx.expect("requests sent (an HTTP 400 is not retried)", ex.attempts, 1)
     # a firewall's block page in Latin-1: bytes that are not UTF-8 must not break the error
     page = "Access denied by the web application firewall (conformance)"

@@ -207,6 +207,10 @@ class Wire:
     calls_without_ids: bool = False
     """The wire may send a tool call without an id (Gemini), so the adapter makes one up."""
 
+    plain_body_error_type: str | None = None
+    """The error type of an HTTP 400 whose body is plain text: None (the body names none), or
+    what the protocol says outside the body (Bedrock's ``x-amzn-errortype`` header)."""
+
     part_signatures: str | None = None
     """Where the protocol puts reasoning signatures on text and call parts too, not only on
     reasoning (None: only on reasoning, if at all)."""
@@ -884,6 +888,7 @@ class BedrockWire(Wire):
     error_flag = 'toolResult.status="error"'
     call_id_prefix = "tooluse_"
     error_types = ("ValidationException", "internalServerException")
+    plain_body_error_type = "ValidationException"  # x-amzn-errortype comes with every error (§5.5)
     tool_keys = ("toolConfig",)
     strict = "toolConfig.tools[].toolSpec.strict"
     terminal_event = b"\x0bmessageStop"  # §5.4: the :event-type header value of messageStop

@@ -265,6 +265,16 @@ class _IdsFromOne(GeminiProvider):
         return None
 
 
+class _StatusAsText(GeminiProvider):
+    """Writes the body's status with ``str()`` whether or not there is one: a plain-text error
+    body gets the error type ``"None"``."""
+
+    def map_error(self, status: int, headers: Any, body: bytes) -> Any:
+        err = super().map_error(status, headers, body)
+        err.error_type = str(err.error_type)
+        return err
+
+
 class _ConfiguredModelOnly(GeminiProvider):
     """Always calls the model it was built with, ignoring ``ModelRequest.model``."""
 
@@ -321,6 +331,7 @@ GEMINI_BUGS: dict[str, type] = {
     "no_stream_retry_info": _decoder_bug(_NoStreamRetryInfo),
     "last_event_per_read": _decoder_bug(_LastEventPerRead),
     "early_end_as_error_event": _decoder_bug(_EarlyEndAsErrorEvent),
+    "status_as_text": _StatusAsText,
 }
 
 
@@ -354,4 +365,5 @@ GEMINI_EXPECTED: dict[str, set[str]] = {
     "no_stream_retry_info": {"failure.stream_error_retry_delay"},
     "last_event_per_read": {"stream.one_read"},
     "early_end_as_error_event": {"failure.ends_early", "stream.streamed_call_form"},  # the call it had opened is kept
+    "status_as_text": {"failure.error_body_not_json"},
 }
