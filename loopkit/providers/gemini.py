@@ -476,7 +476,7 @@ class GeminiStreamDecoder:
             if not fc.get("name"):
                 raise WireError(f"gemini: a functionCall fragment (partialArgs/willContinue) arrived with no open call and no name: {dict(fc)!r:.200}")
             out = self._close_open()
-            call = self._partial = _PartialCall(self._index, str(fc.get("id") or self._new_id()), str(fc["name"]), sig)
+            call = self._partial = _PartialCall(self._index, str(fc.get("id") or self._new_id()), str(fc["name"]))
             self._index += 1
             self._has_calls = True
             out.append(ToolCallStartEvent(content_index=call.index, id=call.id, name=call.name))
@@ -486,7 +486,7 @@ class GeminiStreamDecoder:
             call.args.update(fc["args"])
         for arg in fc.get("partialArgs") or ():
             _apply_partial_arg(call.args, arg)
-        if sig is not None and call.signature is None:
+        if sig is not None and call.signature is None:  # the first part that carries one (the opening part, as sent)
             call.signature = sig
         if fc.get("willContinue"):
             return out
@@ -538,8 +538,9 @@ class GeminiStreamDecoder:
 class _PartialCall:
     __slots__ = ("args", "id", "index", "name", "signature")
 
-    def __init__(self, index: int, call_id: str, name: str, signature: str | None) -> None:
-        self.index, self.id, self.name, self.signature = index, call_id, name, signature
+    def __init__(self, index: int, call_id: str, name: str) -> None:
+        self.index, self.id, self.name = index, call_id, name
+        self.signature: str | None = None
         self.args: dict[str, Any] = {}
 
 
