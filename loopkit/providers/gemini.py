@@ -16,7 +16,7 @@ Wire facts this adapter rests on (docs/wire.md §4):
   ``gcall_<n>`` already present in the request history, so ids never repeat within a run (not
   across rounds, not when a new provider resumes an old history) and are deterministic for a
   given sequence of calls. Such generated ids are never sent back: the API has not seen them, and
-  results are paired with calls by name and order, as the API does. An id the API did send is
+  the API pairs responses with such calls by name and order. An id the API did send is
   echoed on the ``functionCall`` and its ``functionResponse``.
 - Tool results become ``functionResponse`` parts in one user turn, in the order of the calls of
   the model turn they answer (matched by id, never by name). ``response`` is
