@@ -31,7 +31,8 @@ How a :class:`~loopkit.script.Turn` renders:
 
 Validation follows the real API where tests depend on it: an integer
 ``generationConfig.maxOutputTokens``, the API key (header ``x-goog-api-key``
-or query ``key``; missing -> 403 ``PERMISSION_DENIED``), JSON body, known top-level fields,
+or query ``key``; missing -> 403 ``PERMISSION_DENIED``), JSON body, known field names (top level,
+and in each content, part, functionCall, functionResponse, inlineData and systemInstruction),
 ``contents`` roles, function declaration names, ``functionCallingConfig`` modes and
 ``allowedFunctionNames`` (ANY or VALIDATED only, declared names only),
 ``functionCall.args`` and ``functionResponse.response`` being objects (never JSON text), names on
@@ -92,6 +93,20 @@ _TOP_LEVEL = frozenset({
     "system_instruction", "generationConfig", "generation_config", "cachedContent", "cached_content", "model",
     "labels", "serviceTier", "service_tier",
 })  # fmt: skip
+# the fields of the messages a request's contents are made of (google.ai.generativelanguage
+# v1beta Content, Part, FunctionCall, FunctionResponse, Blob), each in both JSON spellings; the
+# API's JSON parser rejects any other name with 400 INVALID_ARGUMENT
+_FIELDS: dict[str, frozenset[str]] = {
+    kind: frozenset(n for name in names.split() for n in (name, re.sub(r"[A-Z]", lambda m: "_" + m.group().lower(), name)))
+    for kind, names in {
+        "content": "role parts",
+        "part": "text inlineData fileData functionCall functionResponse executableCode codeExecutionResult thought "
+                "thoughtSignature videoMetadata partMetadata mediaResolution",
+        "function_call": "id name args partialArgs willContinue",
+        "function_response": "id name response parts willContinue scheduling",
+        "inline_data": "mimeType data displayName",
+    }.items()
+}  # fmt: skip
 _SIGNATURE_REQUIRED = "Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call `default_api:{name}` , position {position}. Please refer to https://ai.google.dev/gemini-api/docs/thought-signatures for more details."
 
 
@@ -145,7 +160,8 @@ class GeminiSimulator(Simulator):
         for name in body:
             if name not in _TOP_LEVEL:
                 return self._invalid(f'Invalid JSON payload received. Unknown name "{name}": Cannot find field.')
-        problem = _check_generation_config(body) or self._check_tools(body) or self._check_contents(body, self._model(request))
+        problem = (_check_generation_config(body) or self._check_tools(body) or _check_system(body)
+                   or self._check_contents(body, self._model(request)))  # fmt: skip
         return None if problem is None else self._invalid(problem)
 
     def _check_tools(self, body: Mapping[str, Any]) -> str | None:
@@ -204,6 +220,9 @@ class GeminiSimulator(Simulator):
                 calls_before = prev_calls
             if not isinstance(c, Mapping):
                 return f"Invalid value at 'contents[{i}]': expected an object."
+            problem = _unknown_field(c, "content", f"contents[{i}]")
+            if problem:
+                return problem
             role = c.get("role", "user")
             if role != "user" and role != "model":
                 return "Please use a valid role: user, model."
@@ -214,6 +233,9 @@ class GeminiSimulator(Simulator):
             for j, p in enumerate(parts):
                 if not isinstance(p, Mapping):
                     return f"Invalid value at 'contents[{i}].parts[{j}]': expected an object."
+                problem = _check_part(p, f"contents[{i}].parts[{j}]")
+                if problem:
+                    return problem
                 if "functionCall" in p:
                     problem = _check_call(p["functionCall"], f"contents[{i}].parts[{j}].function_call")
                     if problem:
@@ -367,6 +389,38 @@ def _check_generation_config(body: Mapping[str, Any]) -> str | None:
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int)):
             return f"Invalid value at 'generation_config.max_output_tokens' (TYPE_INT32), {json.dumps(limit)}"
     return None
+
+
+def _unknown_field(obj: Mapping[str, Any], kind: str, at: str) -> str | None:
+    """The API's error for the first field ``obj`` (a ``kind`` message at ``at``) does not have."""
+    for name in obj:
+        if name not in _FIELDS[kind]:
+            return f'Invalid JSON payload received. Unknown name "{name}" at \'{at}\': Cannot find field.'
+    return None
+
+
+def _check_part(p: Mapping[str, Any], at: str) -> str | None:
+    """A part's field names, and those of the functionCall, functionResponse or inlineData in it."""
+    problem = _unknown_field(p, "part", at)
+    for key, kind in (("functionCall", "function_call"), ("function_call", "function_call"), ("functionResponse", "function_response"),
+                      ("function_response", "function_response"), ("inlineData", "inline_data"), ("inline_data", "inline_data")):  # fmt: skip
+        if problem is None and isinstance(p.get(key), Mapping):
+            problem = _unknown_field(p[key], kind, f"{at}.{kind}")
+    return problem
+
+
+def _check_system(body: Mapping[str, Any]) -> str | None:
+    """``systemInstruction``: a Content (its role is not read) whose parts have known fields."""
+    si = body.get("systemInstruction", body.get("system_instruction"))
+    if si is None:
+        return None
+    if not isinstance(si, Mapping) or not isinstance(si.get("parts", []), list):
+        return "Invalid value at 'system_instruction' (type.googleapis.com/google.ai.generativelanguage.v1beta.Content), expected an object"
+    problem = _unknown_field(si, "content", "system_instruction")
+    for j, p in enumerate(si.get("parts") or []):
+        if problem is None:
+            problem = _check_part(p, f"system_instruction.parts[{j}]") if isinstance(p, Mapping) else f"Invalid value at 'system_instruction.parts[{j}]': expected an object."
+    return problem
 
 
 def _check_call(fc: Any, at: str) -> str | None:

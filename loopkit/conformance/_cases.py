@@ -30,6 +30,7 @@ from ._failure_cases import (
     retried_case,
 )
 from ._form_cases import FORM_CASES
+from ._gemini_round2_cases import GEMINI_ROUND2_CASES
 from ._kind_cases import KIND_CASES
 from ._openai_round2_cases import OPENAI_ROUND2_CASES
 from ._request_cases import (
@@ -199,7 +200,7 @@ CASES: tuple[Case, ...] = (
     Case("failure.stream_exceptions", "Each typed in-stream exception fails the call with the class of its modelled status, its type and its decoded message; it is retried before the first event exactly when that class is retryable.", "docs/wire.md §5.5, §5.6", check_stream_exceptions, _stream_exceptions, streamed_only=True),
     Case("failure.stream_error_event", "An untyped error event mid-stream fails the call with its code and message, without a 'done' or a retry.", "docs/wire.md §5.6", check_generic_stream_error, _generic_error, streamed_only=True),
     Case("failure.truncated", "A stream (or a JSON body) cut off part-way fails the call instead of ending as if complete.", "docs/wire.md §5.6, §6.3", check_truncated),
-    Case("failure.ends_early", "A stream that ends cleanly (no connection error) before the protocol's terminal event, or a JSON body that ends before it is whole, fails the call instead of ending as if complete.", "docs/wire.md §1.4, §2.4, §3.4, §4.4, §5.4", check_ends_early),
+    Case("failure.ends_early", "A stream that ends cleanly (no connection error) before the protocol's terminal event raises ConnectionClosedError, and a JSON body that ends before it is whole fails the call, instead of ending as if complete.", "docs/wire.md §1.4, §2.4, §3.4, §4.4, §5.4; docs/loop-contract.md §7.6", check_ends_early),
     Case("failure.slow_stream", "Pauses between stream events do not change the message.", "docs/wire.md §6.3", check_slow),
     Case("failure.abort", "Setting the abort signal mid-stream ends the call with ErrorEvent(reason='aborted'), in stream() and astream().", "docs/loop-contract.md §7.5, §1.7", check_abort, streamed_only=True),
 )
@@ -210,4 +211,5 @@ CASES += WIRE_FORM_CASES
 CASES += OPENAI_ROUND2_CASES
 CASES += CROSS_CASES
 CASES += BEDROCK_ROUND2_CASES
+CASES += GEMINI_ROUND2_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

@@ -8,6 +8,7 @@ from typing import Any
 from ..errors import (
     AuthenticationError,
     BadRequestError,
+    ConnectionClosedError,
     PermissionDeniedError,
     ProviderError,
     ServerError,
@@ -82,6 +83,7 @@ def check_error_body_not_json(ctx: Context) -> None:
         ctx.fail("the error message of a plain-text error body", f"text containing {text!r}", said(ex))
     if isinstance(ex.error, ProviderError):
         ctx.expect("the error's HTTP status", ex.error.status, 400)
+        ctx.expect(f"the error's error_type ({ctx.wire.plain_body_error_type or 'none: a plain-text body names no type'})", ex.error.error_type, ctx.wire.plain_body_error_type)
     ctx.expect("requests sent (an HTTP 400 is not retried)", ex.attempts, 1)
     # a firewall's block page in Latin-1: bytes that are not UTF-8 must not break the error
     page = "Access denied by the web application firewall (conformance)"
@@ -240,7 +242,9 @@ def check_ends_early(ctx: Context) -> None:
     cuts = (("just before its terminal event", before_terminal), ("after two events, mid-text", lambda chunks: chunks[:2]), ("half-way through its third event", mid_event))
     for what, cut in cuts:
         ex = answer(ctx, [turn], cut=cut)
-        expect_failure(ctx, ex, (ProviderError,), f"a stream that ends cleanly {what}")
+        expect_failure(ctx, ex, (ConnectionClosedError,), f"a stream that ends cleanly {what}")
+        if ex.error is None:  # an incomplete answer is raised, never ended with an error event (§7.6)
+            ctx.fail(f"a stream that ends cleanly {what}", "a raised loopkit.errors.ConnectionClosedError", ex.outcome())
         expect_named_provider(ctx, ex, f"a stream that ends cleanly {what}")
         if any(isinstance(e, DoneEvent) for e in ex.events):
             ctx.fail(f"events of a stream that ends cleanly {what}", "no 'done' event", ex.outcome())

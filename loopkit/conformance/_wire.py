@@ -217,6 +217,35 @@ class Wire:
         one-element array with ``in_array``)."""
         raise NotImplementedError
 
+    calls_without_ids: bool = False
+    """The wire may send a tool call without an id (Gemini), so the adapter makes one up."""
+
+    plain_body_error_type: str | None = None
+    """The error type of an HTTP 400 whose body is plain text: None (the body names none), or
+    what the protocol says outside the body (Bedrock's ``x-amzn-errortype`` header)."""
+
+    part_signatures: str | None = None
+    """Where the protocol puts reasoning signatures on text and call parts too, not only on
+    reasoning (None: only on reasoning, if at all)."""
+
+    def sign_text(self, chunks: list[bytes], signature: str) -> list[bytes]:
+        """An answer's wire events (or JSON body) with ``signature`` on its last text part."""
+        raise NotImplementedError
+
+    total_beyond_counts: str | None = None
+    """A token count the API's own total includes beyond input, output and cache (None: none)."""
+
+    def add_to_total(self, chunks: list[bytes], tokens: int) -> list[bytes]:
+        """An answer whose final usage counts ``tokens`` more in :attr:`total_beyond_counts`."""
+        raise NotImplementedError
+
+    stream_error_retry_info: str | None = None
+    """How an in-stream error event can say how long to wait before a retry (None: it cannot)."""
+
+    def with_retry_info(self, chunks: list[bytes], seconds: float) -> list[bytes]:
+        """An answer's wire events with each error event asking for a wait of ``seconds``."""
+        raise NotImplementedError
+
     # --- request side ---------------------------------------------------------------------
 
     def tools(self, body: Mapping[str, Any]) -> list[Declared] | None:
@@ -750,6 +779,36 @@ class GeminiWire(Wire):
     def wrap_error_body(self, error):
         return [{"error": dict(error)}]
 
+    calls_without_ids = True  # §4.7 #3
+    part_signatures = "thoughtSignature on a thought, text or functionCall part, echoed on the same part (§4.3, §4.6)"
+
+    def sign_text(self, chunks, signature):
+        def edit(payloads: list[dict[str, Any]]) -> None:
+            texts = [p for d in payloads for p in _candidate_parts(d) if isinstance(p, dict) and p.get("text") and not p.get("thought")]
+            texts[-1]["thoughtSignature"] = signature
+
+        return _rewrite(chunks, edit)
+
+    total_beyond_counts = "usageMetadata.toolUsePromptTokenCount (the prompt of the model's built-in tools), which totalTokenCount includes"
+
+    def add_to_total(self, chunks, tokens):
+        def edit(payloads: list[dict[str, Any]]) -> None:
+            usage = payloads[-1]["usageMetadata"]
+            usage["toolUsePromptTokenCount"] = tokens
+            usage["totalTokenCount"] += tokens
+
+        return _rewrite(chunks, edit)
+
+    stream_error_retry_info = "a google.rpc.RetryInfo detail (retryDelay) on the error object, as on an HTTP error (§4.5)"
+
+    def with_retry_info(self, chunks, seconds):
+        def edit(payloads: list[dict[str, Any]]) -> None:
+            for d in payloads:
+                if isinstance(d.get("error"), dict):
+                    d["error"]["details"] = [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{seconds}s"}]
+
+        return _rewrite(chunks, edit)
+
 
 def _sse_json(chunk: bytes) -> Any:
     """The JSON payload of one ``data:`` event (None when it has none)."""
@@ -760,6 +819,18 @@ def _sse_json(chunk: bytes) -> Any:
         return json.loads(text[5:])
     except ValueError:
         return None
+
+
+def _rewrite(chunks: list[bytes], edit: Any) -> list[bytes]:
+    """``edit`` (given the JSON objects, in order) applied to every ``data:`` event of a stream, or
+    to a non-streamed answer's JSON body; the events are written back as Google writes them."""
+    if not any(c.startswith(b"data:") for c in chunks):
+        data = json.loads(b"".join(chunks))
+        edit([data])
+        return [json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")]
+    payloads = [_sse_json(c) for c in chunks]
+    edit([p for p in payloads if isinstance(p, dict)])
+    return [c if p is None else b"data: " + json.dumps(p, ensure_ascii=False).encode("utf-8") + b"\r\n\r\n" for c, p in zip(chunks, payloads)]
 
 
 def _candidate_parts(data: Any) -> list[Any]:
@@ -832,6 +903,7 @@ class BedrockWire(Wire):
     error_types = ("ValidationException", "internalServerException")
     unsigned_reasoning = True  # DeepSeek-R1's reasoningText has no signature (§5.8 #6)
     throttling_shape = "ThrottlingException"  # AWS's common errors: HTTP 400 as well as 429 (§5.5)
+    plain_body_error_type = "ValidationException"  # x-amzn-errortype comes with every error (§5.5)
     tool_keys = ("toolConfig",)
     strict = "toolConfig.tools[].toolSpec.strict"
     terminal_event = b"\x0bmessageStop"  # §5.4: the :event-type header value of messageStop

@@ -108,6 +108,10 @@ def check_streamed_call_form(ctx: Context) -> None:
     if any(isinstance(e, DoneEvent) for e in ex.events) or (ex.message is not None and only_calls(ex.message)):
         ctx.fail("a stream that ends inside a streamed tool call", "no 'done' and no call", ex.outcome())
 
+    alone = finished(ctx, answer(ctx, [Turn(tool_calls=(call("get_time", STREAMED_ARGS_B),))], cut=ctx.wire.stream_calls), "an answer of one streamed call")
+    if alone is not None:
+        ctx.expect("stop_reason of an answer of one streamed call and nothing else", alone.stop_reason, "toolUse")
+
 
 def check_unframed_error(ctx: Context) -> None:
     message = 'Upstream failure {"shard": 3} with a quote \\" and a } brace (conformance)'
@@ -122,6 +126,15 @@ def check_unframed_error(ctx: Context) -> None:
             ctx.fail(f"the provider's error message ({form})", f"text containing {message!r}", said(ex))
         if any(isinstance(e, DoneEvent) for e in ex.events):
             ctx.fail(f"events ({form})", "no 'done' event", ex.outcome())
+
+    def cut_inside(chunks: list[bytes]) -> list[bytes]:  # the body ends cleanly half-way through the unframed error
+        unframed = ctx.wire.unframe_errors(chunks)
+        return [*unframed[:-1], unframed[-1][: len(unframed[-1]) // 2]]
+
+    ex = answer(ctx, [turn, "Never reached."], cut=cut_inside)
+    expect_failure(ctx, ex, (ProviderError,), f"a body that ends half-way through an error written as {ctx.wire.unframed_errors}")
+    if any(isinstance(e, DoneEvent) for e in ex.events):
+        ctx.fail("events (a body that ends inside an unframed error)", "no 'done' event", ex.outcome())
 
 
 def _wrapped_error_body(wire: Wire, provider: Any) -> str | None:

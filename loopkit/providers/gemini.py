@@ -16,10 +16,10 @@ Wire facts this adapter rests on (docs/wire.md §4):
   ``gcall_<n>`` already present in the request history, so ids never repeat within a run (not
   across rounds, not when a new provider resumes an old history) and are deterministic for a
   given sequence of calls. Such generated ids are never sent back: the API has not seen them, and
-  results are paired with calls by name and order, as the API does. An id the API did send is
+  the API pairs responses with such calls by name and order. An id the API did send is
   echoed on the ``functionCall`` and its ``functionResponse``.
 - Tool results become ``functionResponse`` parts in one user turn, in the order of the calls of
-  the model turn they answer (matched by id, else by name and order). ``response`` is
+  the model turn they answer (matched by id, never by name). ``response`` is
   ``{"output": text}``, or ``{"error": text}`` when ``is_error``: the two keys the API documents
   (google-genai ``types.FunctionResponse.response``). Image blocks of a result are not sent.
 - ``thoughtSignature`` sits on a part, beside ``text`` or ``functionCall``; it is kept on the
@@ -142,8 +142,8 @@ class GeminiProvider(HttpProvider):
 
     # --- codec hooks ------------------------------------------------------------------------
 
-    def auth_headers(self) -> dict[str, str]:
-        return {"x-goog-api-key": self.api_key} if self.api_key else {}
+    def auth_headers(self) -> dict[str, str]:  # credentials, not codec
+        return {"x-goog-api-key": self.api_key} if self.api_key else {}  # pragma: no mutate
 
     def build_request(self, request: ModelRequest) -> HttpCall:
         messages = request.messages
@@ -185,7 +185,7 @@ def encode_request(request: ModelRequest, messages: list[Message] | None = None,
     :func:`encode_contents`)."""
     body: dict[str, Any] = {"contents": encode_contents(request.messages if messages is None else messages, history)}
     if request.system:
-        body["systemInstruction"] = {"role": "user", "parts": [{"text": request.system}]}
+        body["systemInstruction"] = {"parts": [{"text": request.system}]}  # no role: the API reads none (REST docs)
     if request.tools:
         body["tools"] = [{"functionDeclarations": [encode_tool(t) for t in request.tools]}]
         config = encode_tool_choice(request.tool_choice)
@@ -273,46 +273,31 @@ def _top_generated_id(top: list[int], m: Message) -> None:
 
 
 def _responses(calls: list[ToolCall], results: list[ToolResultMessage]) -> list[dict[str, Any]]:
-    return [_function_response(c, r) for c, r in pair_results(calls, results)]
+    return [_function_response(r) for r in results_in_call_order(calls, results)]
 
 
-def pair_results(calls: list[ToolCall], results: list[ToolResultMessage]) -> list[tuple[ToolCall | None, ToolResultMessage]]:
-    """Order ``results`` like ``calls``: by id first, then by name in order; results that match
-    no call come last (paired with None), calls that no result answers get a synthetic error."""
-    if len(calls) == len(results) and all(c.id == r.tool_call_id for c, r in zip(calls, results)):
-        return list(zip(calls, results))  # the loop's usual order
-    by_id = {r.tool_call_id: r for r in results}
-    used: set[int] = set()
-    slots: list[ToolResultMessage | None] = []
-    for c in calls:
-        r = by_id.get(c.id)
-        if r is not None and id(r) not in used:
-            used.add(id(r))
-        else:
-            r = None
-        slots.append(r)
-    for i, c in enumerate(calls):
-        if slots[i] is None:
-            for r in results:
-                if id(r) not in used and r.tool_name == c.name:
-                    used.add(id(r))
-                    slots[i] = r
-                    break
-    paired: list[tuple[ToolCall | None, ToolResultMessage]] = []
-    for c, r in zip(calls, slots):
-        if r is None:
-            r = ToolResultMessage(tool_call_id=c.id, tool_name=c.name, content=[TextContent(text=NO_RESULT)], is_error=True)
-        paired.append((c, r))
-    paired += [(None, r) for r in results if id(r) not in used]
-    return paired
+def results_in_call_order(calls: list[ToolCall], results: list[ToolResultMessage]) -> list[ToolResultMessage]:
+    """``results`` in the order of ``calls``, matched by id only (never by tool name:
+    docs/loop-contract.md §7.2); a call that no result answers gets a synthetic error result, and
+    results that answer no call come last."""
+    by_id: dict[str, ToolResultMessage] = {}
+    for r in results:
+        by_id.setdefault(r.tool_call_id, r)
+    ids = {c.id for c in calls}
+    return [by_id.get(c.id) or _no_result(c) for c in calls] + [r for r in results if r.tool_call_id not in ids]
 
 
-def _function_response(call: ToolCall | None, result: ToolResultMessage) -> dict[str, Any]:
+def _no_result(call: ToolCall) -> ToolResultMessage:
+    return ToolResultMessage(tool_call_id=call.id, tool_name=call.name, content=[TextContent(text=NO_RESULT)], is_error=True)
+
+
+def _function_response(result: ToolResultMessage) -> dict[str, Any]:
+    """The result's id (its call's) unless loopkit made it up, its tool's name, and its text."""
     fr: dict[str, Any] = {}
-    call_id = call.id if call is not None else result.tool_call_id
+    call_id = result.tool_call_id
     if call_id and not is_generated_id(call_id):
         fr["id"] = call_id
-    fr["name"] = call.name if call is not None else result.tool_name
+    fr["name"] = result.tool_name
     fr["response"] = {"error" if result.is_error else "output": result.text}
     return {"functionResponse": fr}
 
@@ -491,7 +476,7 @@ class GeminiStreamDecoder:
             if not fc.get("name"):
                 raise WireError(f"gemini: a functionCall fragment (partialArgs/willContinue) arrived with no open call and no name: {dict(fc)!r:.200}")
             out = self._close_open()
-            call = self._partial = _PartialCall(self._index, str(fc.get("id") or self._new_id()), str(fc["name"]), sig)
+            call = self._partial = _PartialCall(self._index, str(fc.get("id") or self._new_id()), str(fc["name"]))
             self._index += 1
             self._has_calls = True
             out.append(ToolCallStartEvent(content_index=call.index, id=call.id, name=call.name))
@@ -501,7 +486,7 @@ class GeminiStreamDecoder:
             call.args.update(fc["args"])
         for arg in fc.get("partialArgs") or ():
             _apply_partial_arg(call.args, arg)
-        if sig is not None and call.signature is None:
+        if sig is not None and call.signature is None:  # the first part that carries one (the opening part, as sent)
             call.signature = sig
         if fc.get("willContinue"):
             return out
@@ -553,17 +538,19 @@ class GeminiStreamDecoder:
 class _PartialCall:
     __slots__ = ("args", "id", "index", "name", "signature")
 
-    def __init__(self, index: int, call_id: str, name: str, signature: str | None) -> None:
-        self.index, self.id, self.name, self.signature = index, call_id, name, signature
+    def __init__(self, index: int, call_id: str, name: str) -> None:
+        self.index, self.id, self.name = index, call_id, name
+        self.signature: str | None = None
         self.args: dict[str, Any] = {}
 
 
-_PATH_STEP = re.compile(r"""\.([A-Za-z_][A-Za-z0-9_\-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]|\["((?:[^"\\]|\\.)*)"\]""")
+_PATH_STEP = re.compile(r"""\.([A-Za-z_][A-Za-z0-9_\-]*)|\[(\d+)\]|\['((?:[^'\\]|\\.)*)'\]""")  # names quoted as in a normalized path
 _VALUE_KEYS = ("stringValue", "numberValue", "boolValue", "nullValue")
 
 
 def _path_steps(path: Any) -> list[str | int]:
-    """``$.a.b[0]['c d']`` -> ``["a", "b", 0, "c d"]`` (the RFC 9535 subset Gemini sends)."""
+    """``$.a.b[0]['c d']`` -> ``["a", "b", 0, "c d"]`` (the RFC 9535 subset Gemini sends: dotted
+    names, indexes, and names in single quotes, as normalized paths write them)."""
     if not isinstance(path, str) or not path.startswith("$"):
         raise WireError(f"gemini: partialArgs jsonPath must be a JSON path starting with '$', got {path!r}")
     steps: list[str | int] = []
@@ -572,8 +559,8 @@ def _path_steps(path: Any) -> list[str | int]:
         m = _PATH_STEP.match(path, at)
         if m is None:
             raise WireError(f"gemini: partialArgs jsonPath {path!r} has a form this decoder does not follow (at {path[at:]!r})")
-        name, index, single, double = m.groups()
-        steps.append(int(index) if index is not None else name if name is not None else (single if single is not None else double).replace("\\", ""))
+        name, index, quoted = m.groups()
+        steps.append(int(index) if index is not None else name if name is not None else quoted.replace("\\", ""))
         at = m.end()
     if not steps:
         raise WireError(f"gemini: partialArgs jsonPath {path!r} names no argument")

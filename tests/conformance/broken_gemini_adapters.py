@@ -15,7 +15,7 @@ from typing import Any
 
 from broken_adapters import _factory_for
 
-from loopkit.errors import StreamError
+from loopkit.errors import ConnectionClosedError, StreamError
 from loopkit.events import ErrorEvent, ToolCallDeltaEvent
 from loopkit.messages import ToolResultMessage
 from loopkit.providers._sse import SSEDecoder
@@ -135,6 +135,70 @@ class _NoResponseId(GeminiStreamDecoder):
         return super().handle(data)
 
 
+class _UnsignedText(GeminiStreamDecoder):
+    """Keeps thoughtSignature on thinking and calls only: a signed text part loses its signature."""
+
+    __slots__ = ()
+
+    def _part(self, part: Mapping[str, Any]) -> list[Any]:
+        if "text" in part and not part.get("thought"):
+            part = {k: v for k, v in part.items() if k != "thoughtSignature"}
+        return super()._part(part)
+
+
+class _TotalFromCounts(GeminiStreamDecoder):
+    """Adds its own counts up for usage.total_tokens instead of reading totalTokenCount."""
+
+    __slots__ = ()
+
+    def close(self) -> list[Any]:
+        out = super().close()
+        for e in out:
+            if getattr(e, "usage", None) is not None:
+                u = e.usage
+                u.total_tokens = u.input + u.output + u.cache_read
+        return out
+
+
+class _NoStreamRetryInfo(GeminiStreamDecoder):
+    """Reads the RetryInfo wait of HTTP errors only: an in-stream error's wait is lost."""
+
+    __slots__ = ()
+
+    def handle(self, data: Any) -> list[Any]:
+        try:
+            return super().handle(data)
+        except StreamError as exc:
+            exc.retry_after = None
+            raise
+
+
+class _LastEventPerRead(GeminiStreamDecoder):
+    """Keeps the events of the last SSE event of each read only (``out = ...`` for ``out += ...``):
+    every event but the last of a read that holds several is lost."""
+
+    __slots__ = ()
+
+    def feed(self, chunk: bytes) -> list[Any]:
+        out: list[Any] = []
+        for ev in self._sse.feed(chunk):
+            out = self._event(ev)
+        return out
+
+
+class _EarlyEndAsErrorEvent(GeminiStreamDecoder):
+    """Ends a stream that stopped before its finishReason with an error event instead of raising:
+    the loop cannot tell an incomplete answer from the model's own error stop."""
+
+    __slots__ = ()
+
+    def close(self) -> list[Any]:
+        try:
+            return super().close()
+        except ConnectionClosedError as exc:
+            return [ErrorEvent(error_message=str(exc))]
+
+
 def _decoder_bug(decoder: type) -> type:
     class Adapter(GeminiProvider):
         def stream_decoder(self) -> GeminiStreamDecoder:
@@ -167,6 +231,48 @@ class _ResultsOfLastRoundOnly(GeminiProvider):
         answers = [i for i, c in enumerate(contents) if c.get("parts") and all("functionResponse" in p for p in c["parts"])]
         call.json["contents"] = [c for i, c in enumerate(contents) if i not in answers[:-1]]
         return call
+
+
+class _ThinkingAsText(GeminiProvider):
+    """Echoes a thinking block as a plain text part (its signature kept): the model reads its own
+    thoughts back as something it said."""
+
+    def build_request(self, request: Any) -> Any:
+        call = super().build_request(request)
+        for content in call.json.get("contents", []):
+            for part in content.get("parts", []):
+                part.pop("thought", None)
+        return call
+
+
+class _NoResponseIds(GeminiProvider):
+    """Never sends functionResponse.id: the API pairs its call's id with nothing."""
+
+    def build_request(self, request: Any) -> Any:
+        call = super().build_request(request)
+        for content in call.json.get("contents", []):
+            for part in content.get("parts", []):
+                if "functionResponse" in part:
+                    part["functionResponse"].pop("id", None)
+        return call
+
+
+class _IdsFromOne(GeminiProvider):
+    """Counts its made-up ids from gcall_1 whatever the history holds: a provider resuming a
+    history repeats the ids of its calls."""
+
+    def _raise_floor(self, messages: Any) -> None:
+        return None
+
+
+class _StatusAsText(GeminiProvider):
+    """Writes the body's status with ``str()`` whether or not there is one: a plain-text error
+    body gets the error type ``"None"``."""
+
+    def map_error(self, status: int, headers: Any, body: bytes) -> Any:
+        err = super().map_error(status, headers, body)
+        err.error_type = str(err.error_type)
+        return err
 
 
 class _ConfiguredModelOnly(GeminiProvider):
@@ -217,6 +323,15 @@ GEMINI_BUGS: dict[str, type] = {
     "no_prompt_feedback": _decoder_bug(_NoPromptFeedback),
     "stream_errors_final": _decoder_bug(_StreamErrorsFinal),
     "stream_errors_retried": _decoder_bug(_StreamErrorsRetried),
+    "unsigned_text": _decoder_bug(_UnsignedText),
+    "thinking_as_text": _ThinkingAsText,
+    "no_response_ids": _NoResponseIds,
+    "ids_from_one": _IdsFromOne,
+    "total_from_counts": _decoder_bug(_TotalFromCounts),
+    "no_stream_retry_info": _decoder_bug(_NoStreamRetryInfo),
+    "last_event_per_read": _decoder_bug(_LastEventPerRead),
+    "early_end_as_error_event": _decoder_bug(_EarlyEndAsErrorEvent),
+    "status_as_text": _StatusAsText,
 }
 
 
@@ -240,6 +355,15 @@ GEMINI_EXPECTED: dict[str, set[str]] = {
     "no_finish_message": {"stop.details", "failure.model_error"},  # a model's failed answer carries its words too
     "cached_as_input": {"stream.usage_cache"},
     "no_prompt_feedback": {"stop.prompt_blocked"},
-    "stream_errors_final": {"failure.stream_error_first"},
+    "stream_errors_final": {"failure.stream_error_first", "failure.stream_error_retry_delay"},
     "stream_errors_retried": {"failure.stream_error_first"},
+    "unsigned_text": {"request.history.part_signatures"},
+    "thinking_as_text": {"request.history.part_signatures"},
+    "no_response_ids": {"request.history.part_signatures"},
+    "ids_from_one": {"stream.ids_resumed"},
+    "total_from_counts": {"stream.usage_total"},
+    "no_stream_retry_info": {"failure.stream_error_retry_delay"},
+    "last_event_per_read": {"stream.one_read"},
+    "early_end_as_error_event": {"failure.ends_early", "stream.streamed_call_form"},  # the call it had opened is kept
+    "status_as_text": {"failure.error_body_not_json"},
 }

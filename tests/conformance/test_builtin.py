@@ -15,7 +15,10 @@ BEDROCK_ONLY = {"failure.error_forms", "failure.stream_exceptions", "failure.str
 # Gemini's stream forms: Vertex's partialArgs, errors as bare JSON lines, a blocked prompt, which
 # in-stream errors are transient (the suite checks the last only where the spec says)
 GEMINI_STREAM_ONLY = {"stream.streamed_call_form", "failure.unframed_error", "stop.prompt_blocked", "failure.stream_error_first"}
+GEMINI_STREAM_ONLY |= {"failure.stream_error_retry_delay"}  # an in-stream error's own RetryInfo wait
 GEMINI_ONLY = GEMINI_STREAM_ONLY | {"failure.error_body_wrapped"}  # and an error body in a one-element array
+# signatures on text and call parts, calls without ids, a total beyond the counts
+GEMINI_ONLY |= {"request.history.part_signatures", "stream.ids_resumed", "stream.usage_total"}
 # What each protocol cannot express (the suite must say so, never pass it silently).
 NOT_APPLICABLE: dict[str, set[str]] = {
     "openai_chat": {"request.parallel.with_none", "request.history.is_error", "request.reasoning.passback", "stream.thinking", "failure.http_529",

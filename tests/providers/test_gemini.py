@@ -34,7 +34,7 @@ from loopkit.messages import (
     user,
 )
 from loopkit.provider import ModelRequest, ToolSpec
-from loopkit.providers.gemini import GeminiProvider, GeminiStreamDecoder, encode_contents, pair_results
+from loopkit.providers.gemini import GeminiProvider, GeminiStreamDecoder, encode_contents, results_in_call_order
 from loopkit.retry import RetryPolicy
 from loopkit.script import Delay, HttpFault, MidStreamError, ScriptedCall, Truncate, Turn, call
 
@@ -87,7 +87,7 @@ def test_text_answer_streams_and_whole_give_the_same_message(stream: bool) -> No
         model="gemini-2.5-flash", usage=Usage(input=12, output=7, total_tokens=19), response_id="simresp0001",
     )  # fmt: skip
     sent = body(sim)
-    assert sent == {"contents": [{"role": "user", "parts": [{"text": "hello"}]}], "systemInstruction": {"role": "user", "parts": [{"text": "Be brief."}]}}
+    assert sent == {"contents": [{"role": "user", "parts": [{"text": "hello"}]}], "systemInstruction": {"parts": [{"text": "Be brief."}]}}
     route = "streamGenerateContent" if stream else "generateContent"
     assert sim.requests[0].path == f"/v1beta/models/gemini-2.5-flash:{route}"
     assert sim.requests[0].query == ({"alt": "sse"} if stream else {})
@@ -155,14 +155,15 @@ def test_ids_the_api_sent_are_kept_and_echoed_on_call_and_response() -> None:
     assert contents[2]["parts"][0]["functionResponse"] == {"id": "api-id-1", "name": "add", "response": {"output": "3"}}
 
 
-def test_results_pair_by_id_then_by_name_and_order() -> None:
+def test_results_pair_by_id_only() -> None:
     calls = [ToolCall(id="x1", name="a"), ToolCall(id="x2", name="b"), ToolCall(id="x3", name="a")]
     r_b = ToolResultMessage(tool_call_id="x2", tool_name="b")
-    r_a1 = ToolResultMessage(tool_call_id="other-1", tool_name="a")
-    r_a2 = ToolResultMessage(tool_call_id="other-2", tool_name="a")
-    stray = ToolResultMessage(tool_call_id="zz", tool_name="c")
-    paired = pair_results(calls, [stray, r_a1, r_b, r_a2])
-    assert [(c.id if c else None, r.tool_call_id) for c, r in paired] == [("x1", "other-1"), ("x2", "x2"), ("x3", "other-2"), (None, "zz")]
+    r_a3 = ToolResultMessage(tool_call_id="x3", tool_name="a")
+    r_a = ToolResultMessage(tool_call_id="other-1", tool_name="a")  # names a tool of the turn, answers none of its calls
+    ordered = results_in_call_order(calls, [r_a, r_a3, r_b])
+    assert [(r.tool_call_id, r.tool_name, r.text, r.is_error) for r in ordered] == [
+        ("x1", "a", "No result provided", True), ("x2", "b", "", False), ("x3", "a", "", False), ("other-1", "a", "", False)
+    ]
 
 
 def test_missing_args_become_an_empty_object() -> None:
@@ -572,7 +573,7 @@ def test_multi_round_loop_over_real_http_with_parallel_calls_errors_and_signatur
     assert [p["functionResponse"]["response"] for p in third[2]["parts"]] == [{"output": "sunny"}, {"output": "cold"}]
     error = third[4]["parts"][0]["functionResponse"]
     assert error["name"] == "weather" and set(error["response"]) == {"error"} and "no such city" in error["response"]["error"]
-    assert all(s["systemInstruction"] == {"role": "user", "parts": [{"text": "Be brief."}]} for s in sent)
+    assert all(s["systemInstruction"] == {"parts": [{"text": "Be brief."}]} for s in sent)
 
 
 def test_a_call_left_without_result_gets_a_synthetic_error_response() -> None:

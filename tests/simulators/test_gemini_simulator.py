@@ -154,6 +154,16 @@ CALL_TURN = {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {
         ({"contents": [HELLO["contents"][0], {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]}]}, "immediately after a function call turn"),
         ({"contents": [HELLO["contents"][0], CALL_TURN, {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": "1"}}] * 2}]}, "google.protobuf.Struct"),
         ({"contents": [{"role": "user", "parts": [{"functionCall": {"name": "f", "args": {}}}]}]}, "function call turn"),
+        # the JSON parser knows each message's fields (google.ai.generativelanguage.v1beta Content, Part, ...)
+        ({"contents": [{"role": "user", "parts": [{"txt": "hi"}]}]}, 'Unknown name "txt" at \'contents[0].parts[0]\''),
+        ({"contents": [{"role": "user", "author": "me", "parts": [{"text": "hi"}]}]}, 'Unknown name "author" at \'contents[0]\''),
+        ({"contents": [HELLO["contents"][0], {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}, "callId": "c1"}}]}]},
+         'Unknown name "callId" at \'contents[1].parts[0].function_call\''),
+        ({"contents": [HELLO["contents"][0], CALL_TURN, {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}, "isError": True}}] * 2}]},
+         'Unknown name "isError"'),
+        ({"contents": [{"role": "user", "parts": [{"inlineData": {"mime": "image/png", "data": ""}}]}]}, 'Unknown name "mime"'),
+        ({**HELLO, "systemInstruction": {"parts": [{"txt": "Be brief."}]}}, 'Unknown name "txt" at \'system_instruction.parts[0]\''),
+        ({**HELLO, "systemInstruction": "Be brief."}, "system_instruction"),
     ],
 )
 def test_invalid_requests_are_400_invalid_argument_and_consume_no_turn(body: Any, needle: str) -> None:
@@ -163,6 +173,14 @@ def test_invalid_requests_are_400_invalid_argument_and_consume_no_turn(body: Any
     assert (resp.status, err["code"], err["status"]) == (400, 400, "INVALID_ARGUMENT")
     assert needle in err["message"]
     assert sim.used == 0
+
+
+def test_both_spellings_of_known_fields_are_accepted() -> None:
+    body = {"contents": [{"role": "user", "parts": [{"text": "hi"}, {"inline_data": {"mime_type": "image/png", "data": ""}}]},
+                         {"role": "model", "parts": [{"text": "x", "thought": True, "thought_signature": "c2ln"}, {"function_call": {"name": "f", "args": {}, "id": "c1"}}]},
+                         {"role": "user", "parts": [{"function_response": {"id": "c1", "name": "f", "response": {}}}]}],
+            "system_instruction": {"role": "user", "parts": [{"text": "Be brief."}]}}  # fmt: skip
+    assert post(GeminiSimulator(["ok"]), body).status == 200
 
 
 def test_a_valid_tool_round_is_accepted() -> None:
