@@ -99,7 +99,7 @@ CROSS_EXPECTED: dict[tuple[str, str], set[str]] = {
     # an answer the model itself failed keeps its error object too, where the protocol has one
     **{("errors_without_body", p): {"failure.error_identity", "failure.model_error"} for p in ("openai_chat", "openai_responses")},
     # Bedrock's other error forms and its typed in-stream exceptions keep their bodies too
-    ("errors_without_body", "bedrock"): {"failure.error_identity", "failure.model_error", "failure.error_forms", "failure.stream_exceptions"},
+    ("errors_without_body", "bedrock"): {"failure.error_identity", "failure.model_error", "failure.error_forms", "failure.stream_exceptions", "failure.stream_exception_unknown"},
     # Gemini answers a call left without a result itself (a synthetic error response), so the
     # failed answer it echoes is still valid there
     **{("echoes_failed_answers", p): {"request.history.failed_answer"} for p in ALL if p != "gemini"},
