@@ -221,19 +221,33 @@ def summarise(groups: list[str]) -> dict:
                 elif status == "no_tests":
                     per = unreached.setdefault(module, {})
                     per[function] = per.get(function, 0) + 1
+    for module, m in modules_out.items():
+        m["equivalent"] = sum(1 for sv in survivors if sv["module"] == module and sv["verdict"] == "equivalent")
     totals = {c: sum(m[c] for m in modules_out.values()) for c in ("total", *COUNTED)}
     detected = totals["killed"] + totals["timeout"]
+    equivalent = sum(m["equivalent"] for m in modules_out.values())
     return {
         "tool": f"mutmut {_version('mutmut')}",
         "command": "python tools/mutation.py",
         "tests": "the conformance suite only; each module against its own protocol's cases, with the built-in adapter streaming and not streaming",
-        "score": {"killed_or_timeout": detected, "total": totals["total"], "percent": round(100 * detected / totals["total"], 1) if totals["total"] else 0.0},
+        "score": {
+            "killed_or_timeout": detected,
+            "total": totals["total"],
+            "percent": _percent(detected, totals["total"]),
+            # the mutation score proper: equivalent mutants cannot be killed and leave the denominator
+            "equivalent": equivalent,
+            "percent_of_non_equivalent": _percent(detected, totals["total"] - equivalent),
+        },
         "totals": totals,
         "modules": dict(sorted(modules_out.items())),
         "survivors": sorted(survivors, key=lambda s: s["mutant"]),
         "not_reached": {m: dict(sorted(v.items())) for m, v in sorted(unreached.items())},
         "kills_by_case": {m: kills[m] for m in sorted(kills)},
     }
+
+
+def _percent(part: int, whole: int) -> float:
+    return round(100 * part / whole, 1) if whole else 0.0
 
 
 def judge(function: str, change: str, verdicts: dict) -> dict[str, str]:
@@ -300,14 +314,17 @@ def readme_section(summary: dict) -> str:
     lines = [
         "<!-- mutation:start (written by tools/mutation.py) -->",
         f"Last run: {summary['tool']}, the conformance suite as the only test. **{s['killed_or_timeout']} of {s['total']} "
-        f"mutants killed: {s['percent']}%** (the target is 90%). {t['survived']} survived; {t['no_tests']} sit in code no "
-        "case reaches and count as not killed.",
+        f"mutants killed: {s['percent']}%**. {s['equivalent']} of the survivors are equivalent (no behaviour differs, "
+        f"so no test can kill them); the score, killed over the mutants that are not equivalent, is "
+        f"**{s['killed_or_timeout']} of {s['total'] - s['equivalent']}: {s['percent_of_non_equivalent']}%** (the target is 90%). "
+        f"{t['survived']} survived; {t['no_tests']} sit in code no case reaches and count as not killed.",
         "",
-        "| module | mutants | killed (incl. timeout) | survived | no case reaches |",
-        "|---|---|---|---|---|",
+        "| module | mutants | killed (incl. timeout) | survived | equivalent | no case reaches | score |",
+        "|---|---|---|---|---|---|---|",
     ]
     for module, m in summary["modules"].items():
-        lines.append(f"| `{module}` | {m['total']} | {m['killed'] + m['timeout']} | {m['survived']} | {m['no_tests']} |")
+        killed = m["killed"] + m["timeout"]
+        lines.append(f"| `{module}` | {m['total']} | {killed} | {m['survived']} | {m['equivalent']} | {m['no_tests']} | {_percent(killed, m['total'] - m['equivalent'])}% |")
     groups: dict[tuple[str, str], list[dict]] = {}
     for sv in summary["survivors"]:
         groups.setdefault((sv["verdict"], sv["reason"]), []).append(sv)
@@ -357,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
     SUMMARY.write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     write_readme(summary)
     s = summary["score"]
-    print(f"score: {s['killed_or_timeout']}/{s['total']} = {s['percent']}% (summary: {SUMMARY.relative_to(ROOT)})")
+    print(f"killed: {s['killed_or_timeout']}/{s['total']} = {s['percent']}%; score (equivalent mutants left out): {s['killed_or_timeout']}/{s['total'] - s['equivalent']} = {s['percent_of_non_equivalent']}% (summary: {SUMMARY.relative_to(ROOT)})")
     for module, m in summary["modules"].items():
         print(f"  {module}: {m['killed'] + m['timeout']}/{m['total']} killed, {m['survived']} survived, {m['no_tests']} not reached")
     return 0

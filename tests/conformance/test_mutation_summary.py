@@ -64,6 +64,9 @@ def test_totals_and_score_follow_from_the_modules() -> None:
     assert score["killed_or_timeout"] == totals["killed"] + totals["timeout"]
     assert score["total"] == totals["total"]
     assert score["percent"] == round(100 * score["killed_or_timeout"] / score["total"], 1)
+    equivalent = [sv for sv in SUMMARY["survivors"] if sv["verdict"] == "equivalent"]
+    assert score["equivalent"] == len(equivalent) == sum(m["equivalent"] for m in MODULES.values())
+    assert score["percent_of_non_equivalent"] == round(100 * score["killed_or_timeout"] / (score["total"] - score["equivalent"]), 1)
 
 
 def test_every_survivor_has_a_verdict_and_a_reason() -> None:
@@ -84,7 +87,8 @@ def test_the_readme_shows_this_summary() -> None:
     readme = (ROOT / "loopkit" / "conformance" / "README.md").read_text(encoding="utf-8")
     score = SUMMARY["score"]
     assert f"**{score['killed_or_timeout']} of {score['total']} mutants killed: {score['percent']}%**" in readme
+    assert f"**{score['killed_or_timeout']} of {score['total'] - score['equivalent']}: {score['percent_of_non_equivalent']}%**" in readme
     for module, m in MODULES.items():
-        assert f"| `{module}` | {m['total']} | {m['killed'] + m['timeout']} | {m['survived']} | {m['no_tests']} |" in readme
+        assert f"| `{module}` | {m['total']} | {m['killed'] + m['timeout']} | {m['survived']} | {m['equivalent']} | {m['no_tests']} |" in readme
     for s in SUMMARY["survivors"]:
         assert f"`{s['function']}`" in readme
