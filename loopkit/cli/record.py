@@ -3,8 +3,9 @@
 Point the client (in any language) at the printed http://127.0.0.1:PORT base URL. Each request is
 forwarded to --upstream, the response streams back chunk by chunk, and the exchange is scrubbed
 of secrets and saved to the cassette after every request (atomically: stopping at any moment
-leaves a whole file). Stop with Ctrl-C. The exit status is 0 when at least one interaction was
-saved, 1 when nothing was recorded or a save failed, 2 on bad arguments.
+leaves a whole file). Stop with Ctrl-C or SIGTERM (either prints what was saved).
+The exit status is 0 when at least one interaction was saved, 1 when nothing was recorded or a
+save failed, 2 on bad arguments.
 
 Record modes mean what they mean for a cassette: all (the default here: record everything anew),
 new_episodes (replay what the file holds, record the rest), once (record only into a new file),
@@ -14,7 +15,9 @@ none (replay only).
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import urlsplit
@@ -66,11 +69,28 @@ def run(args: argparse.Namespace, *, out: IO[str] | None = None) -> int:
         print(f"error: {exc}", file=out)
         return 2
     print(f"recording {args.upstream} into {args.cassette} on {proxy.base_url} (Ctrl-C to stop)", file=out, flush=True)
+    previous = _stop_on_signals()
     try:
         proxy.serve_forever()
     except KeyboardInterrupt:
         pass
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     return report(proxy, args.cassette, out)
+
+
+def _stop_on_signals() -> dict[int, Any]:
+    """Make Ctrl-C (SIGINT) and SIGTERM both stop the proxy the same way, so the closing line is
+    printed and the cassette saved. SIGINT is taken even where it arrived ignored (a shell starts
+    background jobs so), since the banner promises Ctrl-C. Returns the handlers to put back."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def stop(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    return {signum: signal.signal(signum, stop) for signum in (signal.SIGINT, signal.SIGTERM)}
 
 
 def report(proxy: Any, path: str, out: IO[str]) -> int:

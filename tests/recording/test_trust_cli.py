@@ -161,14 +161,19 @@ def test_record_rejects_a_bad_upstream_and_a_missing_folder(tmp_path, capsys):
     assert not Path("/nonexistent/dir").exists()
 
 
-def test_record_console_prints_no_secret_no_traceback_and_an_honest_count(tmp_path):
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_record_console_prints_no_secret_no_traceback_and_an_honest_count(tmp_path, stop):
     upstream = ThreadingHTTPServer(("127.0.0.1", 0), Upstream)
     threading.Thread(target=upstream.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     path = tmp_path / "r.json"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "loopkit", "record", "--upstream", f"http://127.0.0.1:{upstream.server_port}", "--cassette", str(path)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-    )  # fmt: skip
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)  # started as a shell starts a background job
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "loopkit", "record", "--upstream", f"http://127.0.0.1:{upstream.server_port}", "--cassette", str(path)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+        )  # fmt: skip
+    finally:
+        signal.signal(signal.SIGINT, previous)
     try:
         first = proc.stdout.readline()
         base = first.split(" on ")[1].split(" ")[0]
@@ -177,7 +182,7 @@ def test_record_console_prints_no_secret_no_traceback_and_an_honest_count(tmp_pa
                 r = client.post(f"/v1/chat/completions?api_key={KEY}", json={"messages": [{"role": "user", "content": f"key {KEY}"}]})
                 assert r.content == b"".join(EVENTS)
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         out, err = proc.communicate(timeout=60)
         upstream.shutdown()
         upstream.server_close()
