@@ -293,6 +293,24 @@ def _decoder_bug(base: type, decoder: type) -> type:
     return type(f"{decoder.__name__}{base.__name__}", (base,), {"stream_decoder": lambda self: decoder()})
 
 
+# bug -> (the adapter it bends, the decoder that carries the bug)
+_DECODER_BUGS: dict[str, tuple[type, type]] = {
+    "failed_without_details": (OpenAIResponsesProvider, _FailedWithoutDetails),
+    "first_summary_part_only": (OpenAIResponsesProvider, _FirstSummaryPartOnly),
+    "nested_error_only": (OpenAIResponsesProvider, _NestedErrorOnly),
+    "new_call_per_id": (OpenAIChatProvider, _NewCallPerId),
+    "usage_details_always_an_object": (OpenAIChatProvider, _UsageDetailsAlwaysAnObject),
+    "openai_error_frames_only": (OpenAIChatProvider, _OpenAIErrorFramesOnly),
+    "failed_error_always_an_object": (OpenAIResponsesProvider, _FailedErrorAlwaysAnObject),
+    "whole_from_done": (OpenAIResponsesProvider, _WholeFromDone),
+    "arguments_at_finish": (OpenAIChatProvider, _ArgumentsAtFinish),
+    "closed_by_done_only": (OpenAIResponsesProvider, _ClosedByDoneOnly),
+    "finish_reason_alone": (OpenAIChatProvider, _FinishReasonAlone),
+    "reasoning_as_text": (OpenAIChatProvider, _ReasoningAsText),
+    "reasoning_content_only": (OpenAIChatProvider, _ReasoningContentOnly),
+}
+
+
 def broken_openai(bug: str, protocol: str) -> Callable[..., Any]:
     """A factory for the OpenAI adapter of ``protocol`` with ``bug`` planted."""
     base = adapter_class(protocol)
@@ -301,34 +319,10 @@ def broken_openai(bug: str, protocol: str) -> Callable[..., Any]:
         cls = _stream_bug(base, stream_bugs[bug], f"{bug}_{protocol}")
     elif bug in ("drops_images", "drops_item_ids"):
         cls = _request_bug(base, {"drops_images": _drops_images, "drops_item_ids": _drops_item_ids}[bug](protocol), f"{bug}_{protocol}")
-    elif bug == "failed_without_details" and base is OpenAIResponsesProvider:
-        cls = _decoder_bug(base, _FailedWithoutDetails)
-    elif bug == "first_summary_part_only" and base is OpenAIResponsesProvider:
-        cls = _decoder_bug(base, _FirstSummaryPartOnly)
-    elif bug == "nested_error_only" and base is OpenAIResponsesProvider:
-        cls = _decoder_bug(base, _NestedErrorOnly)
-    elif bug == "new_call_per_id" and base is OpenAIChatProvider:
-        cls = _decoder_bug(base, _NewCallPerId)
+    elif bug in _DECODER_BUGS and base is _DECODER_BUGS[bug][0]:
+        cls = _decoder_bug(base, _DECODER_BUGS[bug][1])
     elif bug == "last_text_block_only":
         cls = _last_text_block_only(base)
-    elif bug == "usage_details_always_an_object" and base is OpenAIChatProvider:
-        cls = _decoder_bug(base, _UsageDetailsAlwaysAnObject)
-    elif bug == "openai_error_frames_only" and base is OpenAIChatProvider:
-        cls = _decoder_bug(base, _OpenAIErrorFramesOnly)
-    elif bug == "failed_error_always_an_object" and base is OpenAIResponsesProvider:
-        cls = _decoder_bug(base, _FailedErrorAlwaysAnObject)
-    elif bug == "whole_from_done" and base is OpenAIResponsesProvider:
-        cls = _decoder_bug(base, _WholeFromDone)
-    elif bug == "arguments_at_finish" and base is OpenAIChatProvider:
-        cls = _decoder_bug(base, _ArgumentsAtFinish)
-    elif bug == "closed_by_done_only" and base is OpenAIResponsesProvider:
-        cls = _decoder_bug(base, _ClosedByDoneOnly)
-    elif bug == "finish_reason_alone" and base is OpenAIChatProvider:
-        cls = _decoder_bug(base, _FinishReasonAlone)
-    elif bug == "reasoning_as_text" and base is OpenAIChatProvider:
-        cls = _decoder_bug(base, _ReasoningAsText)
-    elif bug == "reasoning_content_only" and base is OpenAIChatProvider:
-        cls = _decoder_bug(base, _ReasoningContentOnly)
     else:
         raise ValueError(f"no planted bug {bug!r} for {protocol}")
     return _factory_for(cls)
