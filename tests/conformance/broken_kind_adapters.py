@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from broken_adapters import _factory_for
+from broken_adapters import _factory_for, _request_bug
 
 from loopkit.events import DoneEvent, ErrorEvent, StreamEvent
 from loopkit.providers import adapter_class
@@ -124,14 +124,7 @@ def broken_kind(bug: str, protocol: str) -> Callable[..., Any]:
 
         attrs = {"stream_decoder": stream_decoder}
     elif bug == "drops_redacted":
-        edit = _drops_redacted(protocol)
-
-        def build_request(self: Any, request: Any) -> Any:
-            call = base.build_request(self, request)
-            edit(call.json)
-            return call
-
-        attrs = {"build_request": build_request}
+        return _factory_for(_request_bug(base, _drops_redacted(protocol), f"{bug}_{protocol}"))
     else:
         raise ValueError(f"no planted bug {bug!r}")
     cls = type(f"{bug}_{protocol}", (base,), attrs)
