@@ -639,20 +639,23 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
 
 
 def stream_exception(headers: Mapping[str, Any], payload: bytes) -> ProviderError:
-    """An in-stream ``exception`` (or generic ``error``) message -> a ProviderError."""
-    if headers.get(":message-type") == "error":
-        code = str(headers.get(":error-code", "error"))
-        message = str(headers.get(":error-message", "")) or code
-        return StreamError(message, error_type=code, provider=PROVIDER)
-    kind = str(headers.get(":exception-type", "exception"))
+    """An in-stream ``exception`` (or generic ``error``) message -> a ProviderError.
+
+    Raises:
+        WireError: the message lacks a header its type requires (``:error-code`` and
+            ``:error-message``; ``:exception-type``), or an exception's payload is not a JSON object.
+    """
     try:
-        data = json.loads(payload) if payload else None
-    except ValueError:
-        data = None
-    if isinstance(data, Mapping):
-        message = str(data.get("message") or kind)  # the service model's message is optional
-    else:
-        message = payload.decode("utf-8", "replace")[:500] or kind  # not JSON: the text as sent
+        if headers.get(":message-type") == "error":
+            code = str(headers[":error-code"])
+            return StreamError(str(headers[":error-message"]), error_type=code, provider=PROVIDER)
+        kind = str(headers[":exception-type"])
+    except KeyError as exc:
+        raise WireError(f"bedrock: event-stream {headers.get(':message-type')} message without its {exc.args[0]} header") from None
+    data = json_or_wire_error(payload.decode("utf-8", "replace"), f"bedrock {kind} exception")
+    if not isinstance(data, Mapping):
+        raise WireError(f"bedrock: {kind} exception payload is not a JSON object: {payload[:200]!r}")
+    message = str(data.get("message") or kind)  # the service model's message is optional
     status = EXCEPTION_STATUS.get(kind.lower())
     cls = StreamError if status is None else error_class_for_status(status)
     return cls(message, error_type=kind, provider=PROVIDER, body=data)

@@ -42,6 +42,7 @@ from loopkit.providers.bedrock import (
     encode_messages,
     http_error,
     inference_config,
+    stream_exception,
 )
 from loopkit.retry import RetryPolicy
 from loopkit.script import Delay, HttpFault, MidStreamError, Truncate, Turn, call
@@ -324,6 +325,22 @@ def test_mid_stream_exception_after_events_raises_without_retry(kind, cls):
     assert (info.value.error_type, info.value.message, info.value.status) == (kind, "slow down", None)
     assert [e.type for e in events] == ["start", "text_start", "text_delta", "text_delta"]
     assert sleeps == [] and sim.used == 1
+
+
+@pytest.mark.parametrize(
+    ("headers", "payload", "what"),
+    [
+        ({":message-type": "error", ":error-message": "boom"}, b"", ":error-code"),
+        ({":message-type": "error", ":error-code": "InternalFailure"}, b"", ":error-message"),
+        ({":message-type": "exception"}, b'{"message": "boom"}', ":exception-type"),
+        ({":message-type": "exception", ":exception-type": "throttlingException"}, b"Rate exceeded", "not JSON"),
+        ({":message-type": "exception", ":exception-type": "throttlingException"}, b"", "not JSON"),
+        ({":message-type": "exception", ":exception-type": "throttlingException"}, b'["boom"]', "not a JSON object"),
+    ],
+)
+def test_stream_exception_without_what_the_service_always_sends_is_a_wire_error(headers, payload, what):
+    with pytest.raises(WireError, match=what):
+        stream_exception(headers, payload)
 
 
 def test_exception_before_any_event_is_retried():
