@@ -161,7 +161,7 @@ class BedrockProvider(HttpProvider):
         **options: Any,
     ) -> None:  # pragma: no mutate block
         # (out of the mutation score: the endpoint, region and credentials are not codec, and the
-        # options are stored as given; request_body and inference_config turn them into the body)
+        # options are stored as given; inference_config turns the inference settings into a config)
         super().__init__(
             model=model, api_key=api_key, base_url=base_url or f"https://bedrock-runtime.{region}.amazonaws.com", **options
         )
@@ -173,8 +173,8 @@ class BedrockProvider(HttpProvider):
         )
         if self._static_credentials is not None and api_key is None:
             self.api_key = None  # explicit SigV4 credentials win over AWS_BEARER_TOKEN_BEDROCK
-        self.inference_options: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "top_p": top_p, "stop_sequences": stop_sequences}
-        self._inference_config = inference_config(**self.inference_options)  # built once: every request without max_tokens sends it
+        # built once: every request sends it, with the request's max_tokens (if any) over the default
+        self._inference_config = inference_config(max_tokens=max_tokens, temperature=temperature, top_p=top_p, stop_sequences=stop_sequences)
         self.error_status = error_status
 
     # --- request ----------------------------------------------------------------------------
@@ -190,10 +190,7 @@ class BedrockProvider(HttpProvider):
         body: dict[str, Any] = {"messages": messages}
         if request.system:
             body["system"] = [{"text": request.system}]
-        if request.max_tokens is None:
-            config = self._inference_config
-        else:
-            config = inference_config(**{**self.inference_options, "max_tokens": request.max_tokens})
+        config = self._inference_config if request.max_tokens is None else {**self._inference_config, "maxTokens": request.max_tokens}
         if config:
             body["inferenceConfig"] = config
         # the history matters only with tool_choice "none"; scanning it every round would not be free
@@ -351,6 +348,10 @@ def _has_tool_blocks(messages: list[dict[str, Any]]) -> bool:
 
 def inference_config(*, max_tokens: int | None, temperature: float | None, top_p: float | None, stop_sequences: list[str] | None) -> dict[str, Any]:
     """Converse ``inferenceConfig`` of these settings; a None setting is left to the service."""
+    # pragma: no mutate block
+    # (out of the mutation score: the constructor's settings, turned into a config once by __init__;
+    # no request carries them, so no conformance case can; tests/providers/test_bedrock.py checks them.
+    # A request's max_tokens is codec: request_body puts it in, where request.max_tokens checks it)
     fields = {"maxTokens": max_tokens, "temperature": temperature, "topP": top_p, "stopSequences": stop_sequences}
     return {k: v for k, v in fields.items() if v is not None}
 
