@@ -11,6 +11,7 @@ from typing import Any
 
 from ..errors import BadRequestError
 from ._bedrock_round2_cases import BEDROCK_ROUND2_CASES
+from ._bedrock_round3_cases import BEDROCK_ROUND3_CASES
 from ._case import Case
 from ._cross_cases import CROSS_CASES
 from ._detail_cases import DETAIL_CASES
@@ -212,4 +213,5 @@ CASES += OPENAI_ROUND2_CASES
 CASES += CROSS_CASES
 CASES += BEDROCK_ROUND2_CASES
 CASES += GEMINI_ROUND2_CASES
+CASES += BEDROCK_ROUND3_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

@@ -17,10 +17,10 @@ from urllib.parse import quote
 
 from broken_adapters import _factory_for
 
-from loopkit.errors import ConnectionClosedError, ProviderError, ServerError, error_class_for_status
+from loopkit.errors import ConnectionClosedError, ProviderError, ServerError, WireError, error_class_for_status
 from loopkit.events import DoneEvent, ErrorEvent, StreamEvent, TextEndEvent
 from loopkit.eventstream import EventStreamDecoder, Message
-from loopkit.messages import AssistantMessage, ThinkingContent, ToolCall
+from loopkit.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, UserMessage
 from loopkit.providers._http import HttpCall, HttpProvider
 from loopkit.providers.bedrock import EXCEPTION_STATUS, BedrockProvider, ConverseStreamDecoder, http_error
 
@@ -272,6 +272,63 @@ def _image_format_as_mime(self: Any, request: Any) -> dict[str, Any]:
     return body
 
 
+def _error_type_from_status(self: Any, status: int, headers: Any, body: bytes) -> ProviderError:
+    """Names an error that names no shape by its HTTP status, as botocore's Error.Code does."""
+    err = http_error(status, headers, body)
+    if err.error_type is None:
+        err.error_type = str(status)
+    return err
+
+
+def _body_empty_dict(self: Any, status: int, headers: Any, body: bytes) -> ProviderError:
+    """Reads an error body that is not JSON as an empty object."""
+    err = http_error(status, headers, body)
+    if err.body is None:
+        err.body = {}
+    return err
+
+
+def _keeps_blank_text(self: Any, request: Any) -> dict[str, Any]:
+    """Sends user text as it is given, blank text included (the merged first user message starts
+    with the blank blocks the shipped adapter drops)."""
+    body = BedrockProvider.request_body(self, request)
+    blanks = [
+        {"text": t}
+        for m in request.messages
+        if isinstance(m, UserMessage)
+        for t in ([m.content] if isinstance(m.content, str) else [b.text for b in m.content if isinstance(b, TextContent)])
+        if not t.strip()
+    ]
+    first = next((m for m in body["messages"] if m["role"] == "user"), None)
+    if blanks and first is not None:
+        first["content"] = blanks + first["content"]
+    return body
+
+
+class _StopNeedsOpenBlock(ConverseStreamDecoder):
+    """Takes a contentBlockStop for a block no delta opened for a broken stream."""
+
+    __slots__ = ()
+
+    def _event(self, event_type: str, payload: bytes, out: list[StreamEvent]) -> None:
+        if event_type == "contentBlockStop" and json.loads(payload).get("contentBlockIndex") not in self._blocks:
+            raise WireError("bedrock: contentBlockStop for a block that never started")
+        super()._event(event_type, payload, out)
+
+
+class _LastSignatureDeltaWins(ConverseStreamDecoder):
+    """Keeps the last signature (or redacted data) delta of a reasoning block, not their join."""
+
+    __slots__ = ()
+
+    def _delta(self, data: dict[str, Any], out: list[StreamEvent]) -> None:
+        rc = (data.get("delta") or {}).get("reasoningContent") or {}
+        kind, i = self._blocks.get(data.get("contentBlockIndex"), (None, -1))
+        if kind == "thinking" and ("signature" in rc or "redactedContent" in rc):
+            self._signatures.pop(i, None)
+        super()._delta(data, out)
+
+
 def _decoder_hook(decoder: type) -> Callable[[Any], Any]:
     return lambda self: decoder(api=self.api, provider=self.provider_name, model=self.model)
 
@@ -301,6 +358,11 @@ BUGS: dict[str, dict[str, Any]] = {
     "echoes_unsigned_thinking": {"request_body": _echoes_unsigned_thinking},
     "known_exceptions_only": {"stream_decoder": _decoder_hook(_frames_bug(_known_exceptions_only))},
     "bare_payload_as_message": {"stream_decoder": _decoder_hook(_BarePayloadAsMessage)},
+    "error_type_from_status": {"map_error": _error_type_from_status},
+    "body_empty_dict": {"map_error": _body_empty_dict},
+    "keeps_blank_text": {"request_body": _keeps_blank_text},
+    "stop_needs_open_block": {"stream_decoder": _decoder_hook(_StopNeedsOpenBlock)},
+    "last_signature_delta_wins": {"stream_decoder": _decoder_hook(_LastSignatureDeltaWins)},
 }
 
 BEDROCK_EXPECTED: dict[str, set[str]] = {
@@ -329,6 +391,11 @@ BEDROCK_EXPECTED: dict[str, set[str]] = {
     "bare_payload_as_message": {"failure.stream_exception_bare"},
     "signature_required": {"stream.thinking_unsigned"},
     "echoes_unsigned_thinking": {"stream.thinking_unsigned"},
+    "error_type_from_status": {"failure.proxy_error_untyped"},
+    "body_empty_dict": {"failure.proxy_error_untyped"},
+    "keeps_blank_text": {"request.user_text_blank"},
+    "stop_needs_open_block": {"stream.block_stop_without_delta"},
+    "last_signature_delta_wins": {"stream.signature_fragments"},
 }
 
 CHECKED: tuple[str, ...] = (
@@ -365,6 +432,10 @@ CHECKED: tuple[str, ...] = (
     "failure.throttling_any_status",
     "failure.stream_exception_unknown",
     "failure.stream_exception_bare",
+    "failure.proxy_error_untyped",
+    "request.user_text_blank",
+    "stream.block_stop_without_delta",
+    "stream.signature_fragments",
     "failure.truncated",
     "failure.ends_early",
 )

@@ -24,6 +24,10 @@ NEW_CASES = {
     "failure.stream_exception_unknown",
     "stream.thinking_unsigned",
     "failure.stream_exception_bare",
+    "failure.proxy_error_untyped",
+    "request.user_text_blank",
+    "stream.block_stop_without_delta",
+    "stream.signature_fragments",
 }
 
 

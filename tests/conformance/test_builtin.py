@@ -11,7 +11,7 @@ RESPONSES_ONLY = ("request.history.call_item_ids", "stream.thinking.summary_part
 # what only Bedrock's wire says: typed in-stream exceptions, an untyped error event, other HTTP error forms, server-side tool calls
 BEDROCK_ONLY = {"failure.error_forms", "failure.stream_exceptions", "failure.stream_error_event", "stream.server_tool_calls",
                 "failure.throttling_any_status", "failure.stream_exception_unknown", "stream.thinking_unsigned",
-                "failure.stream_exception_bare"}
+                "failure.stream_exception_bare", "stream.block_stop_without_delta", "stream.signature_fragments"}
 # Gemini's stream forms: Vertex's partialArgs, errors as bare JSON lines, a blocked prompt, which
 # in-stream errors are transient (the suite checks the last only where the spec says)
 GEMINI_STREAM_ONLY = {"stream.streamed_call_form", "failure.unframed_error", "stop.prompt_blocked", "failure.stream_error_first"}
@@ -57,7 +57,7 @@ for _protocol in ("anthropic", "gemini", "bedrock"):
 
 # What only a streamed answer can show: not applicable to an adapter asking for JSON bodies.
 STREAMED_ONLY = {"failure.mid_stream", "failure.abort", "failure.flat_error_event", "stream.items_left_open", "stream.events.as_they_arrive", "stream.tool_call_ids_repeated", "failure.stream_exceptions", "failure.stream_error_event", "stream.ends_at_terminal",
-                 "failure.stream_exception_unknown", "failure.stream_exception_bare"}
+                 "failure.stream_exception_unknown", "failure.stream_exception_bare", "stream.block_stop_without_delta", "stream.signature_fragments"}
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "non-streamed"])
