@@ -118,9 +118,11 @@ def _decoder_for(path: str) -> Any:
 
         return ResponsesStreamDecoder()
     if path.endswith("/converse-stream"):
+        from urllib.parse import unquote
+
         from ..providers.bedrock import ConverseStreamDecoder
 
-        return ConverseStreamDecoder()
+        return ConverseStreamDecoder(model=unquote(path.rsplit("/", 2)[-2]))  # /model/{modelId}/converse-stream: the answer names none
     return None
 
 

@@ -420,8 +420,9 @@ def _terminal(stop_reason: Any, usage: Usage | None) -> StreamEvent:
     )
 
 
-def decode_converse_body(data: Any, *, api: str = API, provider: str = PROVIDER, model: str = "") -> list[StreamEvent]:
-    """A Converse JSON body -> the stream events of the same answer.
+def decode_converse_body(data: Any, *, model: str, api: str = API, provider: str = PROVIDER) -> list[StreamEvent]:
+    """A Converse JSON body -> the stream events of the same answer, whose start names ``model``
+    (a Converse answer does not name its model: the caller says which it asked for).
 
     Raises:
         WireError: a member the service model requires is missing or not of its type.
@@ -471,12 +472,14 @@ class ConverseStreamDecoder:
     first delta (the service sends no ``contentBlockStart`` for text). The terminal event is
     emitted once both ``messageStop`` and ``metadata`` arrived (either order), or at the end of
     the body after ``messageStop`` alone. An exception message raises a :class:`ProviderError`; an
-    event without a member the service model requires raises a :class:`WireError`.
+    event without a member the service model requires raises a :class:`WireError`. The start
+    event names ``model``: a Converse answer does not name its model, so the caller says which it
+    asked for.
     """
 
     __slots__ = ("_frames", "_api", "_provider", "_model", "_blocks", "_signatures", "_count", "_stop", "_usage", "_done")
 
-    def __init__(self, *, api: str = API, provider: str = PROVIDER, model: str = "") -> None:
+    def __init__(self, *, model: str, api: str = API, provider: str = PROVIDER) -> None:
         self._frames = EventStreamDecoder()
         self._api, self._provider, self._model = api, provider, model
         self._blocks: dict[int, tuple[str, int]] = {}  # wire index -> (kind, loopkit index)

@@ -6,6 +6,7 @@ import asyncio
 import base64
 import json
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from hypothesis import given
@@ -381,13 +382,24 @@ def test_truncated_stream_is_connection_closed():
     assert len(events) == 4
 
 
+def test_decoders_name_the_model_they_are_given_and_a_cassette_its_path_s():
+    """A Converse answer names no model: the decoder's start names the one its caller gives, and
+    a cassette's reassembly the one in the recorded request's path."""
+    from loopkit.cli.cassette import _decoder_for
+
+    raw = base64.b64decode((FIXTURES / "converse_stream_tool_use.bin.b64").read_text())
+    assert accumulate(ConverseStreamDecoder(model="m-1").feed(raw)).model == "m-1"
+    decoder = _decoder_for(f"/model/{quote(MODEL, safe='')}/converse-stream")
+    assert accumulate(decoder.feed(raw)).model == MODEL
+
+
 def test_clean_close_mid_frame_or_before_message_stop_is_connection_closed():
     raw = base64.b64decode((FIXTURES / "converse_stream_tool_use.bin.b64").read_text())
-    decoder = ConverseStreamDecoder()
+    decoder = ConverseStreamDecoder(model=MODEL)
     decoder.feed(raw[:500])
     with pytest.raises(ConnectionClosedError, match="part-way through"):
         decoder.close()
-    decoder = ConverseStreamDecoder()
+    decoder = ConverseStreamDecoder(model=MODEL)
     decoder.feed(raw[:144])
     with pytest.raises(ConnectionClosedError, match="before messageStop"):
         decoder.close()
@@ -403,13 +415,13 @@ def test_clean_close_mid_frame_or_before_message_stop_is_connection_closed():
     ],
 )
 def test_an_event_without_a_required_member_is_a_wire_error(event_type, payload, missing):
-    decoder = ConverseStreamDecoder()
+    decoder = ConverseStreamDecoder(model=MODEL)
     with pytest.raises(WireError, match=f"lacks a member.*{missing}"):
         decoder.feed(sim_es.event(event_type, json.dumps(payload).encode()))
 
 
 def test_a_tool_delta_without_input_is_a_wire_error():
-    decoder = ConverseStreamDecoder()
+    decoder = ConverseStreamDecoder(model=MODEL)
     decoder.feed(sim_es.event("contentBlockStart", json.dumps({"contentBlockIndex": 0, "start": {"toolUse": {"toolUseId": "t", "name": "add"}}}).encode()))
     with pytest.raises(WireError, match="input"):
         decoder.feed(sim_es.event("contentBlockDelta", json.dumps({"contentBlockIndex": 0, "delta": {"toolUse": {}}}).encode()))
@@ -426,7 +438,7 @@ def test_a_tool_delta_without_input_is_a_wire_error():
 def test_a_body_block_without_a_required_member_is_a_wire_error(block, missing):
     body = {"output": {"message": {"role": "assistant", "content": [block]}}, "stopReason": "end_turn"}
     with pytest.raises(WireError, match=f"lacks a member.*{missing}"):
-        decode_converse_body(body)
+        decode_converse_body(body, model=MODEL)
 
 
 def test_inference_config_sends_only_the_settings_given():
@@ -443,7 +455,7 @@ def test_corrupt_frame_raises_a_wire_error():
     raw = bytearray(base64.b64decode((FIXTURES / "converse_stream_tool_use.bin.b64").read_text()))
     raw[200] ^= 1
     with pytest.raises(EventStreamChecksumError):
-        ConverseStreamDecoder().feed(bytes(raw))
+        ConverseStreamDecoder(model=MODEL).feed(bytes(raw))
 
 
 def test_delay_uses_the_injected_sleep():
@@ -544,7 +556,7 @@ def test_recorded_exchange_body_decodes_and_history_encodes_as_recorded():
     )
     history = [user("What is the capital of France?"), msg, failed]
     assert encode_messages(history) == second["request"]["body"]["messages"]
-    final = accumulate(decode_converse_body(second["response"]["body"]))
+    final = accumulate(decode_converse_body(second["response"]["body"], model=MODEL))
     assert final.stop_reason == "stop" and final.text
 
 
