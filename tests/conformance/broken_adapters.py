@@ -408,7 +408,7 @@ EXPECTED: dict[tuple[str, str], set[str]] = {
     **{("pairs_results_by_name", p): {"request.history.same_tool_twice"} for p in ALL},
     **{("wrong_arguments_type", p): {"request.history.argument_types"} for p in ALL},
     **{("ignores_max_tokens", p): {"request.max_tokens"} for p in ALL},
-    **{("json_only_errors", p): {"failure.error_body_not_json"} for p in ALL},
+    **{("json_only_errors", p): {"failure.error_body_not_json", "failure.proxy_error_untyped"} for p in ALL},
     **{("strict_always_false", p): {"request.tools.strict"} for p in ALL if p != "gemini"},  # Gemini has no strict
 }
 

@@ -365,5 +365,5 @@ GEMINI_EXPECTED: dict[str, set[str]] = {
     "no_stream_retry_info": {"failure.stream_error_retry_delay"},
     "last_event_per_read": {"stream.one_read"},
     "early_end_as_error_event": {"failure.ends_early", "stream.streamed_call_form"},  # the call it had opened is kept
-    "status_as_text": {"failure.error_body_not_json"},
+    "status_as_text": {"failure.error_body_not_json", "failure.proxy_error_untyped"},
 }

@@ -181,7 +181,7 @@ def test_pytest_plugin_no_stream(pytester: pytest.Pytester) -> None:
 
     from loopkit.conformance import CASE_IDS
 
-    skipped = BEDROCK_NOT_APPLICABLE + 8  # failure.mid_stream, failure.abort, stream.events.as_they_arrive, and Bedrock's in-stream exceptions (known, unknown, without a message), error event and missing metadata
+    skipped = BEDROCK_NOT_APPLICABLE + 10  # failure.mid_stream, failure.abort, stream.events.as_they_arrive, Bedrock's in-stream exceptions (known, unknown, without a message), error event and missing metadata, a lone contentBlockStop and a signature in two deltas
     result = pytester.runpytest(*PLUGIN_ARGS, "--loopkit-adapter=bedrock", "--loopkit-protocol=bedrock", "--loopkit-no-stream", "-rs")
     result.assert_outcomes(passed=len(CASE_IDS) - skipped, skipped=skipped)
     result.stdout.fnmatch_lines(["*not applicable: the adapter asked for a non-streamed answer (its request calls /converse*"])
