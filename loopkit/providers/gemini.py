@@ -249,7 +249,9 @@ def _add_content(state: _Contents, m: Message) -> None:
         state.contents.append({"role": "user", "parts": _responses(state.calls, state.pending)})
         state.calls, state.pending = [], []
     if t is UserMessage:
-        state.contents.append({"role": "user", "parts": _user_parts(m)})  # type: ignore[arg-type]
+        parts = _user_parts(m)  # type: ignore[arg-type]
+        if parts:  # the API refuses empty parts, and a part that is only an empty text
+            state.contents.append({"role": "user", "parts": parts})
     elif t is AssistantMessage:
         parts = _model_parts(m)  # type: ignore[arg-type]
         if parts:
@@ -302,15 +304,17 @@ def _function_response(result: ToolResultMessage) -> dict[str, Any]:
 
 
 def _user_parts(m: UserMessage) -> list[dict[str, Any]]:
+    """The message's parts, empty texts left out (the API refuses a part that is only ``{"text": ""}``)."""
     if isinstance(m.content, str):
-        return [{"text": m.content}]
+        return [{"text": m.content}] if m.content else []
     parts: list[dict[str, Any]] = []
     for b in m.content:
         if isinstance(b, TextContent):
-            parts.append({"text": b.text})
+            if b.text:
+                parts.append({"text": b.text})
         elif isinstance(b, ImageContent):
             parts.append({"inlineData": {"mimeType": b.mime_type, "data": b.data}})
-    return parts or [{"text": ""}]
+    return parts
 
 
 def _model_parts(m: AssistantMessage) -> list[dict[str, Any]]:
@@ -333,6 +337,8 @@ def _model_parts(m: AssistantMessage) -> list[dict[str, Any]]:
             continue
         if sig is not None:
             part["thoughtSignature"] = sig
+        elif part.get("text") == "":
+            continue  # the API refuses a part that is only an empty text
         parts.append(part)
     return parts
 

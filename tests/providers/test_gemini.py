@@ -31,6 +31,7 @@ from loopkit.messages import (
     ToolCall,
     ToolResultMessage,
     Usage,
+    UserMessage,
     user,
 )
 from loopkit.provider import ModelRequest, ToolSpec
@@ -586,6 +587,18 @@ def test_a_call_left_without_result_gets_a_synthetic_error_response() -> None:
         {"functionResponse": {"name": "a", "response": {"error": "No result provided"}}},
         {"functionResponse": {"name": "b", "response": {"output": "ok"}}}]}  # fmt: skip
     assert encode_contents([user("go"), turn, user("never mind")])[2]["parts"][1] == {"functionResponse": {"name": "b", "response": {"error": "No result provided"}}}
+
+
+def test_empty_texts_are_not_sent_because_the_api_refuses_a_part_that_is_only_empty_text() -> None:
+    signed = AssistantMessage(content=[TextContent(text="Hi."), TextContent(text="", text_signature="U0lH")], stop_reason="stop")
+    messages = [user("go"), UserMessage(content=[]), user(""), AssistantMessage(content=[TextContent(text="")], stop_reason="stop"),
+                UserMessage(content=[TextContent(text=""), TextContent(text="more")]), signed, user("end")]  # fmt: skip
+    assert encode_contents(messages) == [
+        {"role": "user", "parts": [{"text": "go"}]},
+        {"role": "user", "parts": [{"text": "more"}]},
+        {"role": "model", "parts": [{"text": "Hi."}, {"text": "", "thoughtSignature": "U0lH"}]},
+        {"role": "user", "parts": [{"text": "end"}]},
+    ]
 
 
 def test_the_stream_endpoint_json_array_form_decodes_like_the_stream() -> None:
