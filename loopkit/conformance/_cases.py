@@ -31,6 +31,7 @@ from ._failure_cases import (
 )
 from ._form_cases import FORM_CASES
 from ._gemini_round2_cases import GEMINI_ROUND2_CASES
+from ._gemini_round3_cases import GEMINI_ROUND3_CASES
 from ._kind_cases import KIND_CASES
 from ._openai_round2_cases import OPENAI_ROUND2_CASES
 from ._request_cases import (
@@ -212,4 +213,5 @@ CASES += OPENAI_ROUND2_CASES
 CASES += CROSS_CASES
 CASES += BEDROCK_ROUND2_CASES
 CASES += GEMINI_ROUND2_CASES
+CASES += GEMINI_ROUND3_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)
