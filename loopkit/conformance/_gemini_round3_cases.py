@@ -1,6 +1,6 @@
 """Histories and stream endings a shallow adapter gets wrong: the result it makes up for a call
-that never ran, user messages with nothing to send, call ids of any form, and a last chunk whose
-blank line never came.
+that never ran, user messages and answers with empty texts, call ids of any form, and a last chunk
+whose blank line never came.
 """
 
 from __future__ import annotations
@@ -82,6 +82,20 @@ def check_empty_user_message(ctx: Context) -> None:
     ctx.expect("the user texts sent that say something (empty ones may go or stay)", [t for t in texts if t], [PROMPT, "And in Tokyo?"])
 
 
+def check_empty_text_before_call(ctx: Context) -> None:
+    """An answer can hold an empty text block before its call (Anthropic streams one before a
+    tool_use when the model says nothing first); the APIs refuse an empty text part, so the echo
+    leaves it out, or sends it in a form the API accepts, and keeps the call after it."""
+    a, _ = call_ids(ctx.wire)
+    assistant = AssistantMessage(content=[TextContent(text=""), ToolCall(id=a, name="get_weather", arguments={"city": "Paris"})], stop_reason="toolUse")
+    result = ToolResultMessage(tool_call_id=a, tool_name="get_weather", content=[TextContent(text="18 C")])
+    ex = answer(ctx, ["It is 18 C in Paris."], request(messages=[user(PROMPT), assistant, result]))
+    accepted(ctx, ex)
+    body = ex.body or {}
+    ctx.expect("the calls echoed (name, arguments)", [(c.name, c.arguments) for c in ctx.wire.echoed_calls(body)], [("get_weather", {"city": "Paris"})])
+    ctx.expect("the results sent (text)", [_said(r.text) for r in ctx.wire.results(body)], ["18 C"])
+
+
 def check_opaque_ids(ctx: Context) -> None:
     """Call ids are opaque strings: ids in the protocol's style whose tail is all digits (as
     compatible servers and resumed histories hold) go back exactly as they came, on each call and
@@ -125,6 +139,7 @@ def check_last_chunk_unterminated(ctx: Context) -> None:
 GEMINI_ROUND3_CASES: tuple[Case, ...] = (
     Case("request.history.failed_answer_result", "A result an adapter makes up for a call that never ran (an answer that ended in error or was aborted) answers the call by its id, is an error where the protocol has an error flag, and says so in words.", "docs/loop-contract.md §1.5, §2.3, §7.2; docs/wire.md §4.6", check_failed_answer_result),
     Case("request.history.empty_user_message", "User messages with nothing to send (no blocks, an empty string, an empty text beside a real one) still make a request the API accepts, with the texts there are and none made up.", "docs/loop-contract.md §7.2; docs/wire.md §4.6, §5.7", check_empty_user_message),
+    Case("request.history.empty_text_before_call", "An answer holding an empty text before its tool call is sent in a form the API accepts, with the call and its result.", "docs/loop-contract.md §7.2; docs/wire.md §3.6, §4.6, §5.7", check_empty_text_before_call),
     Case("request.history.opaque_ids", "Call ids whose tail is all digits go back exactly as they came, on each call and its result: ids are opaque, never taken for ones the adapter made up.", "docs/loop-contract.md §7.2, §7.4; docs/wire.md §4.6", check_opaque_ids),
     Case("stream.last_chunk_unterminated", "A Gemini stream that ends right after its finishReason chunk's data line, before the blank line, is a complete answer, that chunk's text included.", "docs/wire.md §4.4; google-genai reads each data: line as it arrives", check_last_chunk_unterminated, _gemini_only("its streams end with a terminal event the SSE framing must close (docs/wire.md §0)"), streamed_only=True),
 )

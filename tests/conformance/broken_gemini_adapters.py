@@ -17,7 +17,7 @@ from broken_adapters import _factory_for
 
 from loopkit.errors import ConnectionClosedError, StreamError
 from loopkit.events import ErrorEvent, ToolCallDeltaEvent
-from loopkit.messages import TextContent, ToolResultMessage, UserMessage
+from loopkit.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
 from loopkit.provider import ModelRequest
 from loopkit.providers._sse import SSEDecoder
 from loopkit.providers.gemini import NO_RESULT, GeminiProvider, GeminiStreamDecoder, google_error
@@ -345,19 +345,39 @@ def _with_empty_texts(m: Any) -> Any:
     return UserMessage(content=blocks or [TextContent(text=_EMPTY)])
 
 
+def _with_messages(request: Any, change: Callable[[Any], Any]) -> ModelRequest:
+    return ModelRequest([change(m) for m in request.messages], tools=request.tools, tool_choice=request.tool_choice,
+                        model=request.model, system=request.system, max_tokens=request.max_tokens)  # fmt: skip
+
+
 class _EmptyTextParts(GeminiProvider):
     """Sends every text of a user message as a part, empty ones too, and a message with no blocks
     as one empty text: the API refuses a part that is only ``{"text": ""}``."""
 
     def build_request(self, request: Any) -> Any:
-        filled = ModelRequest([_with_empty_texts(m) for m in request.messages], tools=request.tools, tool_choice=request.tool_choice,
-                              model=request.model, system=request.system, max_tokens=request.max_tokens)  # fmt: skip
-        call = super().build_request(filled)
+        call = super().build_request(_with_messages(request, _with_empty_texts))
         for content in call.json.get("contents", []):
             for part in content.get("parts", []):
                 if part.get("text") == _EMPTY:
                     part["text"] = ""
         return call
+
+
+def _cut_at_empty_text(m: Any) -> Any:
+    if not isinstance(m, AssistantMessage):
+        return m
+    for i, b in enumerate(m.content):
+        if isinstance(b, TextContent) and not b.text and b.text_signature is None:
+            return replace(m, content=m.content[:i])
+    return m
+
+
+class _EmptyTextEndsTurn(GeminiProvider):
+    """Stops a model turn's parts at its first empty text (meant to skip the empty text a Gemini
+    answer ends with): a call after one is lost, and its result then answers nothing."""
+
+    def build_request(self, request: Any) -> Any:
+        return super().build_request(_with_messages(request, _cut_at_empty_text))
 
 
 class _OwnIdsByDigits(GeminiProvider):
@@ -402,6 +422,7 @@ GEMINI_BUGS: dict[str, type] = {
     "made_up_result_as_output": _MadeUpResultAsOutput,
     "empty_text_parts": _EmptyTextParts,
     "own_ids_by_digits": _OwnIdsByDigits,
+    "empty_text_ends_turn": _EmptyTextEndsTurn,
     "buffered_event_lost": _decoder_bug(_BufferedEventLost),
 }
 
@@ -440,5 +461,6 @@ GEMINI_EXPECTED: dict[str, set[str]] = {
     "made_up_result_as_output": {"request.history.failed_answer_result"},
     "empty_text_parts": {"request.history.empty_user_message"},
     "own_ids_by_digits": {"request.history.opaque_ids"},
+    "empty_text_ends_turn": {"request.history.empty_text_before_call"},
     "buffered_event_lost": {"stream.last_chunk_unterminated"},
 }
