@@ -35,7 +35,8 @@ or query ``key``; missing -> 403 ``PERMISSION_DENIED``), JSON body, known field 
 and in each content, part, functionCall, functionResponse, inlineData and systemInstruction),
 ``contents`` roles, function declaration names, ``functionCallingConfig`` modes and
 ``allowedFunctionNames`` (ANY or VALIDATED only, declared names only),
-``functionCall.args`` and ``functionResponse.response`` being objects (never JSON text), names on
+``functionCall.args`` and ``functionResponse.response`` being objects (never JSON text), a part
+holding data (not only an empty ``text``), names on
 both, a function-response turn directly after each
 function-call turn with as many parts, and on ``gemini-3*`` models the ``thoughtSignature`` of
 the first call of each model turn (``skip_thought_signature_validator`` passes, as documented).
@@ -400,13 +401,22 @@ def _unknown_field(obj: Mapping[str, Any], kind: str, at: str) -> str | None:
 
 
 def _check_part(p: Mapping[str, Any], at: str) -> str | None:
-    """A part's field names, and those of the functionCall, functionResponse or inlineData in it."""
+    """A part's field names, and those of the functionCall, functionResponse or inlineData in it;
+    and that it holds data: the API's JSON parser leaves an empty ``text`` unset, so a part that is
+    only ``{"text": ""}`` is refused (one carrying a ``thoughtSignature``, as Gemini itself sends
+    them, passes)."""
     problem = _unknown_field(p, "part", at)
     for key, kind in (("functionCall", "function_call"), ("function_call", "function_call"), ("functionResponse", "function_response"),
                       ("function_response", "function_response"), ("inlineData", "inline_data"), ("inline_data", "inline_data")):  # fmt: skip
         if problem is None and isinstance(p.get(key), Mapping):
             problem = _unknown_field(p[key], kind, f"{at}.{kind}")
+    if problem is None and not any(p.get(k) not in (None, "") for k in _DATA_FIELDS) and not (p.get("thoughtSignature") or p.get("thought_signature")):
+        problem = f"* GenerateContentRequest.{at}.data: required oneof field 'data' must have one initialized field"
     return problem
+
+
+_DATA_FIELDS = ("text", "inlineData", "inline_data", "fileData", "file_data", "functionCall", "function_call", "functionResponse",
+                "function_response", "executableCode", "executable_code", "codeExecutionResult", "code_execution_result")  # fmt: skip
 
 
 def _check_system(body: Mapping[str, Any]) -> str | None:

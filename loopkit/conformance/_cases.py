@@ -32,6 +32,7 @@ from ._failure_cases import (
 )
 from ._form_cases import FORM_CASES
 from ._gemini_round2_cases import GEMINI_ROUND2_CASES
+from ._gemini_round3_cases import GEMINI_ROUND3_CASES
 from ._kind_cases import KIND_CASES
 from ._openai_round2_cases import OPENAI_ROUND2_CASES
 from ._request_cases import (
@@ -214,4 +215,5 @@ CASES += CROSS_CASES
 CASES += BEDROCK_ROUND2_CASES
 CASES += GEMINI_ROUND2_CASES
 CASES += BEDROCK_ROUND3_CASES
+CASES += GEMINI_ROUND3_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

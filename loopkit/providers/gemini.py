@@ -163,11 +163,10 @@ class GeminiProvider(HttpProvider):
         return GeminiStreamDecoder(self._new_call_id, provider=self.provider_name, api=self.api, model=self.model)
 
     def decode_body(self, data: Any) -> list[StreamEvent]:
+        """One ``generateContent`` answer (a JSON object; the stream endpoint's JSON-array form is
+        a stream, which :meth:`stream_decoder` reads as bare JSON lines)."""
         decoder = self.stream_decoder()
-        events: list[StreamEvent] = []
-        for chunk in data if isinstance(data, list) else [data]:  # a list: the stream endpoint without alt=sse
-            events += decoder.handle(chunk)
-        return events + decoder.close()
+        return decoder.handle(data) + decoder.close()
 
     def map_error(self, status: int, headers: httpx.Headers, body: bytes) -> ProviderError:
         try:
@@ -250,7 +249,9 @@ def _add_content(state: _Contents, m: Message) -> None:
         state.contents.append({"role": "user", "parts": _responses(state.calls, state.pending)})
         state.calls, state.pending = [], []
     if t is UserMessage:
-        state.contents.append({"role": "user", "parts": _user_parts(m)})  # type: ignore[arg-type]
+        parts = _user_parts(m)  # type: ignore[arg-type]
+        if parts:  # the API refuses empty parts, and a part that is only an empty text
+            state.contents.append({"role": "user", "parts": parts})
     elif t is AssistantMessage:
         parts = _model_parts(m)  # type: ignore[arg-type]
         if parts:
@@ -303,15 +304,17 @@ def _function_response(result: ToolResultMessage) -> dict[str, Any]:
 
 
 def _user_parts(m: UserMessage) -> list[dict[str, Any]]:
+    """The message's parts, empty texts left out (the API refuses a part that is only ``{"text": ""}``)."""
     if isinstance(m.content, str):
-        return [{"text": m.content}]
+        return [{"text": m.content}] if m.content else []
     parts: list[dict[str, Any]] = []
     for b in m.content:
         if isinstance(b, TextContent):
-            parts.append({"text": b.text})
+            if b.text:
+                parts.append({"text": b.text})
         elif isinstance(b, ImageContent):
             parts.append({"inlineData": {"mimeType": b.mime_type, "data": b.data}})
-    return parts or [{"text": ""}]
+    return parts
 
 
 def _model_parts(m: AssistantMessage) -> list[dict[str, Any]]:
@@ -334,6 +337,8 @@ def _model_parts(m: AssistantMessage) -> list[dict[str, Any]]:
             continue
         if sig is not None:
             part["thoughtSignature"] = sig
+        elif part.get("text") == "":
+            continue  # the API refuses a part that is only an empty text
         parts.append(part)
     return parts
 
@@ -357,13 +362,14 @@ class GeminiStreamDecoder:
 
     Args:
         new_id: gives the id of a call the API sent without one.
-        provider / api / model: the StartEvent's metadata (``model`` until a chunk names one).
+        provider / api / model: the StartEvent's metadata, ``provider`` also the errors' (by default
+            :class:`GeminiProvider`'s own names; ``model`` until a chunk names one).
     """
 
     __slots__ = ("_sse", "_raw", "_new_id", "_provider", "_api", "_model", "_started", "_index", "_open",
                  "_open_sig", "_has_calls", "_finish", "_finish_message", "_usage", "_block_reason", "_partial")  # fmt: skip
 
-    def __init__(self, new_id: Any, *, provider: str = "google", api: str = "gemini", model: str = "") -> None:
+    def __init__(self, new_id: Any, *, provider: str = GeminiProvider.provider_name, api: str = GeminiProvider.api, model: str = "") -> None:
         self._sse = SSEDecoder(raw_lines=True)
         self._raw = JsonLineBuffer()
         self._new_id = new_id

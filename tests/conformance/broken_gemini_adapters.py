@@ -17,9 +17,10 @@ from broken_adapters import _factory_for
 
 from loopkit.errors import ConnectionClosedError, StreamError
 from loopkit.events import ErrorEvent, ToolCallDeltaEvent
-from loopkit.messages import ToolResultMessage
+from loopkit.messages import AssistantMessage, TextContent, ToolResultMessage, UserMessage
+from loopkit.provider import ModelRequest
 from loopkit.providers._sse import SSEDecoder
-from loopkit.providers.gemini import GeminiProvider, GeminiStreamDecoder, google_error
+from loopkit.providers.gemini import NO_RESULT, GeminiProvider, GeminiStreamDecoder, google_error
 
 
 class _WholeCallsOnly(GeminiStreamDecoder):
@@ -199,6 +200,17 @@ class _EarlyEndAsErrorEvent(GeminiStreamDecoder):
             return [ErrorEvent(error_message=str(exc))]
 
 
+class _BufferedEventLost(GeminiStreamDecoder):
+    """Never flushes its SSE decoder when the body ends: a last chunk whose blank line never came
+    (its data line whole) is dropped, with the text it carried."""
+
+    __slots__ = ()
+
+    def close(self) -> list[Any]:
+        self._sse = SSEDecoder(raw_lines=True)
+        return super().close()
+
+
 def _decoder_bug(decoder: type) -> type:
     class Adapter(GeminiProvider):
         def stream_decoder(self) -> GeminiStreamDecoder:
@@ -307,6 +319,81 @@ class _ErrorObjectsOnly(GeminiProvider):
         return super().map_error(status, headers, body)
 
 
+class _MadeUpResultAsOutput(GeminiProvider):
+    """Answers a call left without a result with ``{"output": "No result provided"}``: the model
+    reads a call that never ran as the tool's own output."""
+
+    def build_request(self, request: Any) -> Any:
+        call = super().build_request(request)
+        for content in call.json.get("contents", []):
+            for part in content.get("parts", []):
+                fr = part.get("functionResponse")
+                if fr is not None and fr.get("response") == {"error": NO_RESULT}:
+                    fr["response"] = {"output": NO_RESULT}
+        return call
+
+
+_EMPTY = "\x00empty\x00"
+
+
+def _with_empty_texts(m: Any) -> Any:
+    if not isinstance(m, UserMessage):
+        return m
+    if isinstance(m.content, str):
+        return UserMessage(content=m.content or _EMPTY)
+    blocks = [TextContent(text=b.text or _EMPTY) if isinstance(b, TextContent) else b for b in m.content]
+    return UserMessage(content=blocks or [TextContent(text=_EMPTY)])
+
+
+def _with_messages(request: Any, change: Callable[[Any], Any]) -> ModelRequest:
+    return ModelRequest([change(m) for m in request.messages], tools=request.tools, tool_choice=request.tool_choice,
+                        model=request.model, system=request.system, max_tokens=request.max_tokens)  # fmt: skip
+
+
+class _EmptyTextParts(GeminiProvider):
+    """Sends every text of a user message as a part, empty ones too, and a message with no blocks
+    as one empty text: the API refuses a part that is only ``{"text": ""}``."""
+
+    def build_request(self, request: Any) -> Any:
+        call = super().build_request(_with_messages(request, _with_empty_texts))
+        for content in call.json.get("contents", []):
+            for part in content.get("parts", []):
+                if part.get("text") == _EMPTY:
+                    part["text"] = ""
+        return call
+
+
+def _cut_at_empty_text(m: Any) -> Any:
+    if not isinstance(m, AssistantMessage):
+        return m
+    for i, b in enumerate(m.content):
+        if isinstance(b, TextContent) and not b.text and b.text_signature is None:
+            return replace(m, content=m.content[:i])
+    return m
+
+
+class _EmptyTextEndsTurn(GeminiProvider):
+    """Stops a model turn's parts at its first empty text (meant to skip the empty text a Gemini
+    answer ends with): a call after one is lost, and its result then answers nothing."""
+
+    def build_request(self, request: Any) -> Any:
+        return super().build_request(_with_messages(request, _cut_at_empty_text))
+
+
+class _OwnIdsByDigits(GeminiProvider):
+    """Takes every id whose tail after the first six characters is all digits for one of its own
+    made-up ``gcall_<n>`` ids, and so never echoes such an id the API sent."""
+
+    def build_request(self, request: Any) -> Any:
+        call = super().build_request(request)
+        for content in call.json.get("contents", []):
+            for part in content.get("parts", []):
+                for key in ("functionCall", "functionResponse"):
+                    if key in part and str(part[key].get("id", ""))[6:].isdigit():
+                        part[key].pop("id")
+        return call
+
+
 GEMINI_BUGS: dict[str, type] = {
     "whole_calls_only": _decoder_bug(_WholeCallsOnly),
     "sse_only": _decoder_bug(_SseOnly),
@@ -332,6 +419,11 @@ GEMINI_BUGS: dict[str, type] = {
     "last_event_per_read": _decoder_bug(_LastEventPerRead),
     "early_end_as_error_event": _decoder_bug(_EarlyEndAsErrorEvent),
     "status_as_text": _StatusAsText,
+    "made_up_result_as_output": _MadeUpResultAsOutput,
+    "empty_text_parts": _EmptyTextParts,
+    "own_ids_by_digits": _OwnIdsByDigits,
+    "empty_text_ends_turn": _EmptyTextEndsTurn,
+    "buffered_event_lost": _decoder_bug(_BufferedEventLost),
 }
 
 
@@ -359,11 +451,16 @@ GEMINI_EXPECTED: dict[str, set[str]] = {
     "stream_errors_retried": {"failure.stream_error_first"},
     "unsigned_text": {"request.history.part_signatures"},
     "thinking_as_text": {"request.history.part_signatures"},
-    "no_response_ids": {"request.history.part_signatures"},
+    "no_response_ids": {"request.history.part_signatures", "request.history.failed_answer_result", "request.history.opaque_ids"},
     "ids_from_one": {"stream.ids_resumed"},
     "total_from_counts": {"stream.usage_total"},
     "no_stream_retry_info": {"failure.stream_error_retry_delay"},
     "last_event_per_read": {"stream.one_read"},
     "early_end_as_error_event": {"failure.ends_early", "stream.streamed_call_form"},  # the call it had opened is kept
     "status_as_text": {"failure.error_body_not_json", "failure.proxy_error_untyped"},
+    "made_up_result_as_output": {"request.history.failed_answer_result"},
+    "empty_text_parts": {"request.history.empty_user_message"},
+    "own_ids_by_digits": {"request.history.opaque_ids"},
+    "empty_text_ends_turn": {"request.history.empty_text_before_call"},
+    "buffered_event_lost": {"stream.last_chunk_unterminated"},
 }

@@ -31,9 +31,11 @@ from loopkit.messages import (
     ToolCall,
     ToolResultMessage,
     Usage,
+    UserMessage,
     user,
 )
 from loopkit.provider import ModelRequest, ToolSpec
+from loopkit.providers import decode
 from loopkit.providers.gemini import GeminiProvider, GeminiStreamDecoder, encode_contents, results_in_call_order
 from loopkit.retry import RetryPolicy
 from loopkit.script import Delay, HttpFault, MidStreamError, ScriptedCall, Truncate, Turn, call
@@ -587,14 +589,29 @@ def test_a_call_left_without_result_gets_a_synthetic_error_response() -> None:
     assert encode_contents([user("go"), turn, user("never mind")])[2]["parts"][1] == {"functionResponse": {"name": "b", "response": {"error": "No result provided"}}}
 
 
+def test_empty_texts_are_not_sent_because_the_api_refuses_a_part_that_is_only_empty_text() -> None:
+    signed = AssistantMessage(content=[TextContent(text="Hi."), TextContent(text="", text_signature="U0lH")], stop_reason="stop")
+    messages = [user("go"), UserMessage(content=[]), user(""), AssistantMessage(content=[TextContent(text="")], stop_reason="stop"),
+                UserMessage(content=[TextContent(text=""), TextContent(text="more")]), signed, user("end")]  # fmt: skip
+    assert encode_contents(messages) == [
+        {"role": "user", "parts": [{"text": "go"}]},
+        {"role": "user", "parts": [{"text": "more"}]},
+        {"role": "model", "parts": [{"text": "Hi."}, {"text": "", "thoughtSignature": "U0lH"}]},
+        {"role": "user", "parts": [{"text": "end"}]},
+    ]
+
+
 def test_the_stream_endpoint_json_array_form_decodes_like_the_stream() -> None:
     sim = simulators.create("gemini", [Turn(text="Hello there", tool_calls=[call("add", {"a": 1})])])
     request = simulators.SimRequest(method="POST", path="/v1beta/models/m:streamGenerateContent", headers={"x-goog-api-key": "k"},
                                     body=json.dumps({"contents": [{"role": "user", "parts": [{"text": "x"}]}]}).encode())  # fmt: skip
-    provider = GeminiProvider(model="m", api_key="k")
-    msg = accumulate(provider.decode_body(json.loads(sim.handle(request).body)))
+    body = sim.handle(request).body
+    assert isinstance(json.loads(body), list)
+    msg = decode("gemini", body)  # not one JSON object, so read as a stream: bare JSON lines
     assert msg.content == [TextContent(text="Hello there"), ToolCall(id="gcall_1", name="add", arguments={"a": 1})]
     assert msg.stop_reason == "toolUse"
+    with pytest.raises(WireError, match="must be a JSON object, got list"):  # decode_body reads generateContent's one object
+        GeminiProvider(model="m", api_key="k").decode_body(json.loads(body))
 
 
 BARE_ERROR = b'data: {"candidates": [{"content": {"parts": [{"text": "Hel"}],"role": "model"}}]}\r\n\r\n{\n  "error": {\n    "code": 500,\n    "message": "Error with \\"quotes\\" and {braces}",\n    "status": "INTERNAL"\n  }\n}\n'

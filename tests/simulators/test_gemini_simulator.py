@@ -199,6 +199,21 @@ def test_gemini_3_rejects_an_unsigned_call_in_history_unless_skipped() -> None:
     assert post(GeminiSimulator(["ok"]), body, path=path).status == 200
 
 
+@pytest.mark.parametrize("part", [{"text": ""}, {"text": "", "thought": True}, {}])
+def test_a_part_holding_no_data_is_rejected_as_the_api_does(part: dict[str, Any]) -> None:
+    """The API's JSON parser leaves an empty text unset, so such a part has no data at all."""
+    body = {"contents": [HELLO["contents"][0], {"role": "model", "parts": [{"text": "ok"}]}, {"role": "user", "parts": [part]}]}
+    err = error_of(post(GeminiSimulator(["ok"]), body))
+    assert err["message"] == "* GenerateContentRequest.contents[2].parts[0].data: required oneof field 'data' must have one initialized field"
+    assert err["status"] == "INVALID_ARGUMENT"
+
+
+def test_an_empty_text_part_with_its_signature_is_accepted() -> None:
+    """Gemini itself sends a signature on an empty text part, and wants it back."""
+    body = {"contents": [HELLO["contents"][0], {"role": "model", "parts": [{"text": "ok"}, {"text": "", "thoughtSignature": "U0lH"}]}, HELLO["contents"][0]]}
+    assert post(GeminiSimulator(["ok"]), body).status == 200
+
+
 # --- errors and faults --------------------------------------------------------------------------
 
 
