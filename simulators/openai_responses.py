@@ -12,7 +12,8 @@ nested form real traffic uses. No ``[DONE]``. It rejects, with the API's 400 bod
 ``function_call`` whose ``call_id``, ``name`` or ``arguments`` is missing or not a string (the
 arguments go back as the JSON *text*), an ``output`` that is not a string or a list, a
 ``max_output_tokens`` that is not an integer >= 16, a tool without a ``type`` or of an unknown
-one (a function tool without a ``name``), and an ``input_image`` part with a key it does not have
+one (a function tool without a ``name``), an input item that is not an object or whose ``type``
+is no input item type of the API's, and an ``input_image`` part with a key it does not have
 or a ``detail`` other than ``low``, ``high``, ``auto`` or ``original``.
 
 Script mapping: ``Turn.thinking`` becomes a reasoning item whose summary is the text and whose
@@ -36,8 +37,14 @@ from typing import Any, ClassVar
 from loopkit.script import MidStreamError, Turn
 
 from ._core import SimRequest, SimResponse, json_response, sse
-from ._openai_common import BASE_HEADERS, STREAM_HEADERS, OpenAISimulator, arguments_text, split_arbitrarily, token_counts
-
+from ._openai_common import (
+    BASE_HEADERS,
+    STREAM_HEADERS,
+    OpenAISimulator,
+    arguments_text,
+    split_arbitrarily,
+    token_counts,
+)
 
 _TOOL_TYPES = (
     "function", "custom", "file_search", "web_search", "web_search_preview", "computer_use_preview", "mcp",
@@ -46,6 +53,14 @@ _TOOL_TYPES = (
 _IMAGE_KEYS = frozenset({"type", "image_url", "file_id", "detail"})
 _IMAGE_DETAILS = ("low", "high", "auto", "original")
 
+
+
+INPUT_ITEM_TYPES = (
+    "message", "reasoning", "function_call", "function_call_output", "item_reference", "file_search_call", "computer_call", "computer_call_output",
+    "web_search_call", "image_generation_call", "code_interpreter_call", "local_shell_call", "local_shell_call_output", "mcp_list_tools",
+    "mcp_approval_request", "mcp_approval_response", "mcp_call", "custom_tool_call", "custom_tool_call_output",
+)  # fmt: skip
+"""The ``type`` values an item of ``input`` may have (an item without one is a message by its ``role``)."""
 
 class OpenAIResponsesSimulator(OpenAISimulator):
     """Answers ``/v1/responses`` from a Script.
@@ -113,8 +128,11 @@ class OpenAIResponsesSimulator(OpenAISimulator):
         for i in range(start, len(items)):
             item = items[i]
             if not isinstance(item, Mapping):
-                continue
+                return self._invalid_type(f"input[{i}]", "an object", item)
             kind = item.get("type")
+            if kind is not None and kind not in INPUT_ITEM_TYPES:
+                supported = ", ".join(f"'{t}'" for t in INPUT_ITEM_TYPES)
+                return self.bad_request(f"Invalid value: '{kind}'. Supported values are: {supported}.", f"input[{i}].type", "invalid_value")
             parts = item.get("output") if kind == "function_call_output" else item.get("content")
             if isinstance(parts, list):
                 problem = self._check_parts(parts, f"input[{i}].{'output' if kind == 'function_call_output' else 'content'}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import BadRequestError
+from ._anthropic_round3_cases import ANTHROPIC_ROUND3_CASES
 from ._bedrock_round2_cases import BEDROCK_ROUND2_CASES
 from ._bedrock_round3_cases import BEDROCK_ROUND3_CASES
 from ._case import Case
@@ -35,6 +36,7 @@ from ._gemini_round2_cases import GEMINI_ROUND2_CASES
 from ._gemini_round3_cases import GEMINI_ROUND3_CASES
 from ._kind_cases import KIND_CASES
 from ._openai_round2_cases import OPENAI_ROUND2_CASES
+from ._openai_round3_cases import OPENAI_ROUND3_CASES
 from ._request_cases import (
     check_empty_error_result,
     check_history_argument_types,
@@ -216,4 +218,6 @@ CASES += BEDROCK_ROUND2_CASES
 CASES += GEMINI_ROUND2_CASES
 CASES += BEDROCK_ROUND3_CASES
 CASES += GEMINI_ROUND3_CASES
+CASES += ANTHROPIC_ROUND3_CASES
+CASES += OPENAI_ROUND3_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

@@ -221,6 +221,7 @@ FORM_EXPECTED: dict[tuple[str, str], set[str]] = {
     ("nameless_errors", "gemini"): {"failure.http_400", "failure.error_body_not_json", "failure.auth", "failure.retries_bounded", "failure.error_body_wrapped", "failure.error_identity"},
     ("nameless_errors", "bedrock"): {"failure.http_400", "failure.error_body_not_json", "failure.auth", "failure.retries_bounded", "failure.error_forms", "failure.error_identity"},
     **{("no_cache_counts", p): {"stream.usage_cache"} for p in ALL},
+    **{("no_cache_counts", p): {"stream.usage_cache", "stream.usage.all_cached"} for p in ("openai_chat", "openai_responses")},
     ("no_cache_counts", "gemini"): {"stream.usage_cache", "stream.usage_total"},  # the total it makes is not the API's
     # the usage of an error stop: a refusal where the API has one, and a content filter everywhere
     # every error stop keeps its usage: the kinds, the stop reasons and their details check it
@@ -229,4 +230,119 @@ FORM_EXPECTED: dict[tuple[str, str], set[str]] = {
     ("error_stop_without_usage", "bedrock"): {"kind.content_filter", "stop.reasons", "stop.details"},
     # the model the message names: the answer's, and the one the request asked for
     **{("requested_model", p): {"stream.answer_names", "stream.model_named", "request.model"} for p in ALL if p != "bedrock"},  # Converse names no model
+}
+
+
+# --- round 3: spliced streams, a last event without its blank line, errors instead of answers ---
+
+
+class _EndsAtBlockStopOnly(MessagesStreamDecoder):
+    """Ends a block only at its content_block_stop: one the stream never stops (a max_tokens stop
+    inside a call, a spliced answer) is never ended."""
+
+    __slots__ = ()
+
+    def _end_open_blocks(self, out: list[Any]) -> None:
+        self._blocks.clear()
+
+
+class _StartPerMessage(MessagesStreamDecoder):
+    """Yields a start event at every message_start (it forgets it has started)."""
+
+    __slots__ = ()
+
+    def _message_start(self, payload: dict[str, Any], out: list[Any]) -> None:
+        self._started = False
+        super()._message_start(payload, out)
+
+
+class _FlushArgumentsSwapped(MessagesStreamDecoder):
+    """Flushes the last event at the end of the body with its name and data swapped (a typo in
+    the rarely run path), so that event fails to parse instead of being read or dropped."""
+
+    __slots__ = ()
+
+    def close(self) -> list[Any]:
+        from loopkit.errors import ConnectionClosedError
+
+        out: list[Any] = []
+        for sse in self._sse.close():
+            self._event(sse.data, sse.event, out)  # type: ignore[arg-type]
+        if not self._done:
+            raise ConnectionClosedError("the stream ended before message_stop", provider="anthropic")
+        return out
+
+
+class _ErrorsOnlyOnceStarted(MessagesStreamDecoder):
+    """Reads error events only once the message started: an error that opens the stream is
+    skipped, and the stream then ends without its message_stop."""
+
+    __slots__ = ()
+
+    def _event(self, name: str, data: str, out: list[Any]) -> None:
+        if not self._started and '"type":"error"' in data.replace(" ", ""):
+            return
+        super()._event(name, data, out)
+
+
+class _EveryStreamErrorRetried(MessagesStreamDecoder):
+    """Marks every in-stream error retryable, an invalid request too."""
+
+    __slots__ = ()
+
+    def _event(self, name: str, data: str, out: list[Any]) -> None:
+        from loopkit.errors import StreamError
+
+        try:
+            super()._event(name, data, out)
+        except StreamError as err:
+            err.retryable = True
+            raise
+
+
+def _empty_text_blocks_kept(base: type) -> type:
+    """Sends a user message's text as a text block even when it is empty."""
+    import loopkit.providers.anthropic as module
+
+    def build_request(self: Any, request: Any) -> Any:
+        real = module._user_blocks
+        module._user_blocks = lambda content: [{"type": "text", "text": content}] if isinstance(content, str) else real(content)
+        try:
+            return base.build_request(self, request)
+        finally:
+            module._user_blocks = real
+
+    return type("empty_text_blocks_kept", (base,), {"build_request": build_request})
+
+
+_ROUND3_DECODERS: dict[str, type] = {
+    "ends_at_block_stop_only": _EndsAtBlockStopOnly,
+    "start_per_message": _StartPerMessage,
+    "flush_arguments_swapped": _FlushArgumentsSwapped,
+    "errors_only_once_started": _ErrorsOnlyOnceStarted,
+    "every_stream_error_retried": _EveryStreamErrorRetried,
+}
+
+
+def broken_anthropic_round3(bug: str) -> Callable[..., Any]:
+    """A factory for the Anthropic adapter with one of the round-3 ``bug`` planted."""
+    base = adapter_class("anthropic")
+    if bug in _ROUND3_DECODERS:
+        decoder = _ROUND3_DECODERS[bug]
+        cls = type(f"{bug}_anthropic", (base,), {"stream_decoder": lambda self: decoder()})
+    elif bug == "empty_text_blocks_kept":
+        cls = _empty_text_blocks_kept(base)
+    else:
+        raise ValueError(f"no planted bug {bug!r}")
+    return _factory_for(cls)
+
+
+# bug -> the case ids that must fail on Anthropic, and only those
+ROUND3_EXPECTED: dict[str, set[str]] = {
+    "ends_at_block_stop_only": {"stream.blocks_ended.length_stop", "stream.spliced_message_start"},
+    "start_per_message": {"stream.spliced_message_start"},
+    "flush_arguments_swapped": {"stream.last_event_unterminated"},
+    "errors_only_once_started": {"failure.error_event_first", "failure.error_instead_of_answer"},
+    "every_stream_error_retried": {"failure.error_event_first"},
+    "empty_text_blocks_kept": {"request.history.empty_user_message_first"},
 }

@@ -375,7 +375,7 @@ BEDROCK_EXPECTED: dict[str, set[str]] = {
     "echoes_arguments_as_kept": {"request.history.unparsed_arguments"},
     "names_the_adapters_model": {"stream.model_named"},
     "model_path_keeps_slashes": {"stream.model_named"},
-    "no_text_end": {"stream.blocks_ended"},
+    "no_text_end": {"stream.blocks_ended", "stream.blocks_ended.length_stop"},
     "error_stop_without_usage": {"stop.reasons", "kind.content_filter"},
     "error_stop_untyped": {"stop.reasons"},
     "closed_without_provider": {"failure.ends_early"},

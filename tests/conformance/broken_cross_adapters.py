@@ -98,6 +98,7 @@ CROSS_EXPECTED: dict[tuple[str, str], set[str]] = {
     **{("errors_without_body", p): {"failure.error_identity"} for p in ("anthropic", "gemini")},
     # an answer the model itself failed keeps its error object too, where the protocol has one
     **{("errors_without_body", p): {"failure.error_identity", "failure.model_error"} for p in ("openai_chat", "openai_responses")},
+    ("errors_without_body", "openai_chat"): {"failure.error_identity", "failure.model_error", "failure.error_shapes.details"},  # its HTTP 200 error body
     # Bedrock's other error forms and its typed in-stream exceptions keep their bodies too
     ("errors_without_body", "bedrock"): {"failure.error_identity", "failure.model_error", "failure.error_forms", "failure.stream_exceptions", "failure.stream_exception_unknown"},
     # Gemini answers a call left without a result itself (a synthetic error response), so the

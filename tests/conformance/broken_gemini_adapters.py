@@ -455,7 +455,7 @@ GEMINI_EXPECTED: dict[str, set[str]] = {
     "ids_from_one": {"stream.ids_resumed"},
     "total_from_counts": {"stream.usage_total"},
     "no_stream_retry_info": {"failure.stream_error_retry_delay"},
-    "last_event_per_read": {"stream.one_read"},
+    "last_event_per_read": {"stream.one_read", "stream.last_event_unterminated"},
     "early_end_as_error_event": {"failure.ends_early", "stream.streamed_call_form"},  # the call it had opened is kept
     "status_as_text": {"failure.error_body_not_json", "failure.proxy_error_untyped"},
     "made_up_result_as_output": {"request.history.failed_answer_result"},

@@ -135,7 +135,7 @@ def broken_kind(bug: str, protocol: str) -> Callable[..., Any]:
 CHECKED = ("kind", "stop.reasons", "stream.usage", "stream.thinking", "request.reasoning.passback")
 
 KIND_EXPECTED: dict[tuple[str, str], set[str]] = {
-    **{("refusal_as_stop", p): {"kind.refusal"} for p in ("openai_chat", "openai_responses")},
+    **{("refusal_as_stop", p): {"kind.refusal", "kind.refusal.message"} for p in ("openai_chat", "openai_responses")},
     # Anthropic's refusal stop is also how its safety filter ends an answer
     ("refusal_as_stop", "anthropic"): {"kind.refusal", "kind.content_filter", "stop.reasons"},
     # stop.reasons already sends each protocol's own content-filter stop

@@ -333,21 +333,183 @@ OPENAI = ("openai_chat", "openai_responses")
 # (bug, protocol) -> the case ids that must fail, and only those
 OPENAI_EXPECTED: dict[tuple[str, str], set[str]] = {
     **{("model_from_config", p): {"stream.answer_names", "stream.model_named", "request.model"} for p in OPENAI},
-    **{("cached_in_input", p): {"stream.usage_cache"} for p in OPENAI},
+    **{("cached_in_input", p): {"stream.usage_cache", "stream.usage.all_cached"} for p in OPENAI},
     **{("drops_images", p): {"request.user_content"} for p in OPENAI},
     ("drops_item_ids", "openai_responses"): {"request.history.call_item_ids"},
     ("failed_without_details", "openai_responses"): {"failure.model_error"},
     ("finish_reason_alone", "openai_chat"): {"stop.reasons"},
     ("first_summary_part_only", "openai_responses"): {"stream.thinking.summary_parts"},
     ("nested_error_only", "openai_responses"): {"failure.flat_error_event"},
-    ("reasoning_as_text", "openai_chat"): {"stream.thinking.reasoning_fields"},
+    ("reasoning_as_text", "openai_chat"): {"stream.thinking.reasoning_fields", "stream.thinking.after_text"},
     ("closed_by_done_only", "openai_responses"): {"stream.items_left_open"},
-    ("openai_error_frames_only", "openai_chat"): {"failure.error_shapes"},
+    ("openai_error_frames_only", "openai_chat"): {"failure.error_shapes", "failure.error_shapes.details"},
     ("usage_details_always_an_object", "openai_chat"): {"stream.usage.null_details"},
     **{("last_text_block_only", p): {"request.history.text_blocks"} for p in OPENAI},
     ("new_call_per_id", "openai_chat"): {"stream.tool_call_ids_repeated"},
-    ("failed_error_always_an_object", "openai_responses"): {"failure.error_shapes"},
+    ("failed_error_always_an_object", "openai_responses"): {"failure.error_shapes", "failure.error_shapes.details"},
     ("whole_from_done", "openai_responses"): {"stream.events.as_they_arrive", "stream.items_left_open"},
     ("arguments_at_finish", "openai_chat"): {"stream.events.as_they_arrive"},
     ("reasoning_content_only", "openai_chat"): {"stream.thinking.reasoning_fields"},
+}
+
+
+# --- round 3: refusals, interleaved reasoning, cached prompts, typeless errors, reasoning items ---
+
+
+def refusal_message_generic() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Ends a refusal with a message of its own ("the model refused"), not the refusal."""
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        return [dataclasses.replace(e, error_message="the model refused") if isinstance(e, ErrorEvent) and e.error_type == "refusal" else e for e in events]
+
+    return bend
+
+
+def zero_input_falls_back() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Computes the input as ``prompt - cached or prompt``: a prompt read whole from the cache
+    counts all of it as input too."""
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        out: list[StreamEvent] = []
+        for e in events:
+            if isinstance(e, (DoneEvent, ErrorEvent)) and e.usage is not None and e.usage.input == 0 and e.usage.cache_read:
+                e = dataclasses.replace(e, usage=dataclasses.replace(e.usage, input=e.usage.cache_read))
+            out.append(e)
+        return out
+
+    return bend
+
+
+def empty_reasoning_redacted() -> Callable[[list[StreamEvent]], list[StreamEvent]]:
+    """Takes a reasoning block that got no text for an encrypted one (redacted)."""
+    from loopkit.events import ThinkingEndEvent, ThinkingStartEvent
+
+    def bend(events: list[StreamEvent]) -> list[StreamEvent]:
+        out = list(events)
+        for i, e in enumerate(out[:-1]):
+            if isinstance(e, ThinkingStartEvent) and isinstance(out[i + 1], ThinkingEndEvent):
+                out[i] = dataclasses.replace(e, redacted=True)
+        return out
+
+    return bend
+
+
+class _TypeAsText:
+    """Wraps a stream decoder: an in-stream error's type is written with ``str()`` (a missing one
+    becomes 'None') and the error's body is not kept."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def feed(self, chunk: bytes) -> list[StreamEvent]:
+        return self._call(self.inner.feed, chunk)
+
+    def close(self) -> list[StreamEvent]:
+        return self._call(self.inner.close)
+
+    @staticmethod
+    def _call(fn: Callable[..., list[StreamEvent]], *args: Any) -> list[StreamEvent]:
+        try:
+            return fn(*args)
+        except StreamError as err:
+            err.error_type, err.body = str(err.error_type), None
+            raise
+
+
+class _ReasoningBeforeTextOnly(ChatStreamDecoder):
+    """Reads reasoning only until the text starts: reasoning that resumes after some text is dropped."""
+
+    __slots__ = ("_wrote",)
+
+    def _on_data(self, data: str, out: list[StreamEvent]) -> None:
+        chunk = json.loads(data) if data.startswith("{") else None
+        if isinstance(chunk, dict):
+            for choice in chunk.get("choices") or ():
+                delta = choice.get("delta") or {}
+                if getattr(self, "_wrote", False):
+                    delta.pop("reasoning_content", None)
+                    delta.pop("reasoning", None)
+                if delta.get("content"):
+                    self._wrote = True
+            data = json.dumps(chunk)
+        super()._on_data(data, out)
+
+
+class _FirstReasoningItemOnly(ResponsesStreamDecoder):
+    """Reads the first reasoning item of an answer only; later ones are skipped."""
+
+    __slots__ = ("_reasoning_at",)
+
+    def _on_event(self, name: str, data: str, out: list[StreamEvent]) -> None:
+        ev = json.loads(data) if data.startswith("{") else None
+        if isinstance(ev, dict) and (ev.get("item") or {}).get("type") == "reasoning":
+            first = getattr(self, "_reasoning_at", ev.get("output_index"))
+            self._reasoning_at = first
+            if ev.get("output_index") != first:
+                return
+        super()._on_event(name, data, out)
+
+
+class _DoneOnlyAfterAdded(ResponsesStreamDecoder):
+    """Reads an output_item.done only for an item its output_item.added announced."""
+
+    __slots__ = ()
+
+    def _on_event(self, name: str, data: str, out: list[StreamEvent]) -> None:
+        ev = json.loads(data) if data.startswith("{") else None
+        if isinstance(ev, dict) and ev.get("type") == "response.output_item.done" and self._state(ev) is None:
+            return
+        super()._on_event(name, data, out)
+
+
+def _any_json_signature_sent(base: type) -> type:
+    """Sends back as a reasoning item any thinking whose signature parses as JSON."""
+    import loopkit.providers.openai_responses as module
+
+    def reasoning_item(block: Any) -> Any:
+        try:
+            return json.loads(block.thinking_signature or "")
+        except ValueError:
+            return None
+
+    def build_request(self: Any, request: Any) -> Any:
+        real = module._reasoning_item
+        module._reasoning_item = reasoning_item
+        try:
+            return base.build_request(self, request)
+        finally:
+            module._reasoning_item = real
+
+    return type("any_json_signature_sent", (base,), {"build_request": build_request})
+
+
+def broken_openai_round3(bug: str, protocol: str) -> Callable[..., Any]:
+    """A factory for the OpenAI adapter of ``protocol`` with one of the round-3 ``bug`` planted."""
+    base = adapter_class(protocol)
+    bends = {"refusal_message_generic": refusal_message_generic, "zero_input_falls_back": zero_input_falls_back, "empty_reasoning_redacted": empty_reasoning_redacted}
+    decoders = {"reasoning_before_text_only": (OpenAIChatProvider, _ReasoningBeforeTextOnly), "first_reasoning_item_only": (OpenAIResponsesProvider, _FirstReasoningItemOnly), "done_only_after_added": (OpenAIResponsesProvider, _DoneOnlyAfterAdded)}
+    if bug in bends:
+        cls = _stream_bug(base, bends[bug], f"{bug}_{protocol}")
+    elif bug == "type_as_text":
+        cls = type(f"{bug}_{protocol}", (base,), {"stream_decoder": lambda self: _TypeAsText(base.stream_decoder(self))})
+    elif bug in decoders and base is decoders[bug][0]:
+        cls = _decoder_bug(base, decoders[bug][1])
+    elif bug == "any_json_signature_sent" and protocol == "openai_responses":
+        cls = _any_json_signature_sent(base)
+    else:
+        raise ValueError(f"no planted bug {bug!r} for {protocol}")
+    return _factory_for(cls)
+
+
+# (bug, protocol) -> the case ids that must fail, and only those
+ROUND3_EXPECTED: dict[tuple[str, str], set[str]] = {
+    **{("refusal_message_generic", p): {"kind.refusal.message"} for p in OPENAI},
+    **{("zero_input_falls_back", p): {"stream.usage.all_cached"} for p in OPENAI},
+    # the body left out also fails the cases that check the error's identity
+    **{("type_as_text", p): {"failure.error_shapes.details", "failure.error_identity", "failure.model_error"} for p in OPENAI},
+    ("empty_reasoning_redacted", "openai_responses"): {"stream.reasoning.bare_item"},
+    ("reasoning_before_text_only", "openai_chat"): {"stream.thinking.after_text"},
+    ("first_reasoning_item_only", "openai_responses"): {"stream.reasoning.two_items"},
+    ("done_only_after_added", "openai_responses"): {"stream.items_never_added"},
+    ("any_json_signature_sent", "openai_responses"): {"request.reasoning.foreign_signature"},
 }

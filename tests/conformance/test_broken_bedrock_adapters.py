@@ -41,8 +41,9 @@ def test_bedrock_bug_fails_exactly_the_right_cases(bug: str) -> None:
 def test_every_new_case_is_registered_and_proven_by_a_bug() -> None:
     assert NEW_CASES <= set(CASE_IDS) and NEW_CASES <= set(CHECKED)
     # every new case, stop.reasons and kind.content_filter for what they check of an error stop
-    # (error_type, usage), and a cut-off stream for the provider its error names
-    assert set().union(*BEDROCK_EXPECTED.values()) == NEW_CASES | {"stop.reasons", "kind.content_filter", "failure.ends_early"}
+    # (error_type, usage), a cut-off stream for the provider its error names, and a length stop
+    # for the blocks it leaves unended
+    assert set().union(*BEDROCK_EXPECTED.values()) == NEW_CASES | {"stop.reasons", "kind.content_filter", "failure.ends_early", "stream.blocks_ended.length_stop"}
 
 
 def test_shipped_bedrock_adapter_passes_the_checked_cases() -> None:

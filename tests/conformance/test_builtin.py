@@ -7,7 +7,9 @@ import pytest
 from loopkit.conformance import CASE_IDS, Suite, run_suite
 
 ANTHROPIC_ONLY = ("stream.block_start_content", "stream.server_tool_blocks")  # wire forms of Anthropic's alone
+ANTHROPIC_ONLY += ("stream.spliced_message_start", "failure.error_instead_of_answer", "failure.error_event_first")
 RESPONSES_ONLY = ("request.history.call_item_ids", "stream.thinking.summary_parts", "failure.flat_error_event", "stream.items_left_open")  # of the Responses API alone
+RESPONSES_ONLY += ("stream.reasoning.bare_item", "stream.reasoning.two_items", "stream.items_never_added", "request.reasoning.foreign_signature")
 # what only Bedrock's wire says: typed in-stream exceptions, an untyped error event, other HTTP error forms, server-side tool calls
 BEDROCK_ONLY = {"failure.error_forms", "failure.stream_exceptions", "failure.stream_error_event", "stream.server_tool_calls",
                 "failure.throttling_any_status", "failure.stream_exception_unknown", "stream.thinking_unsigned",
@@ -48,10 +50,13 @@ NOT_APPLICABLE: dict[str, set[str]] = {
 }
 for _protocol in ("openai_chat", "openai_responses", "anthropic", "gemini"):
     NOT_APPLICABLE[_protocol] |= BEDROCK_ONLY
+NOT_APPLICABLE["bedrock"].add("stream.last_event_unterminated")  # binary event-stream frames, not server-sent events
 CHAT_ONLY = {"stream.thinking.reasoning_fields", "stream.usage.null_details", "stream.tool_call_ids_repeated"}  # forms of OpenAI-compatible Chat servers
+CHAT_ONLY |= {"stream.thinking.after_text"}
 for _protocol in ("openai_responses", "anthropic", "gemini", "bedrock"):
     NOT_APPLICABLE[_protocol] |= CHAT_ONLY
 OPENAI_ONLY = {"failure.error_shapes"}  # the shapes of OpenAI's error objects and of the servers that copy them
+OPENAI_ONLY |= {"failure.error_shapes.details", "kind.refusal.message", "stream.usage.all_cached"}  # and OpenAI's refusals and cache counts
 for _protocol in ("anthropic", "gemini", "bedrock"):
     NOT_APPLICABLE[_protocol] |= OPENAI_ONLY
 
@@ -59,6 +64,7 @@ for _protocol in ("anthropic", "gemini", "bedrock"):
 # What only a streamed answer can show: not applicable to an adapter asking for JSON bodies.
 STREAMED_ONLY = {"failure.mid_stream", "failure.abort", "failure.flat_error_event", "stream.items_left_open", "stream.events.as_they_arrive", "stream.tool_call_ids_repeated", "failure.stream_exceptions", "failure.stream_error_event", "stream.ends_at_terminal",
                  "failure.stream_exception_unknown", "failure.stream_exception_bare", "stream.block_stop_without_delta", "stream.signature_fragments"}
+STREAMED_ONLY |= {"stream.spliced_message_start", "stream.last_event_unterminated", "failure.error_event_first", "stream.thinking.after_text", "stream.items_never_added"}
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "non-streamed"])

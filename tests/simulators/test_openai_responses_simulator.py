@@ -109,6 +109,19 @@ def test_function_call_output_must_match_a_call():
         assert post(sim, {**BASE, "input": [fc, {"type": "function_call_output", "call_id": ref, "output": "x"}]}).status_code == 200
 
 
+def test_input_items_must_be_objects_of_a_known_type():
+    sim = simulators.create("openai_responses", ["ok", "ok", "ok"])
+    bad = post(sim, {**BASE, "input": [{"role": "user", "content": "hi"}, {"type": "thought", "signature": "x"}]})
+    assert bad.status_code == 400
+    assert bad.json()["error"]["param"] == "input[1].type"
+    assert bad.json()["error"]["message"].startswith("Invalid value: 'thought'. Supported values are: 'message', 'reasoning'")
+    scalar = post(sim, {**BASE, "input": [{"role": "user", "content": "hi"}, 42]})
+    assert scalar.status_code == 400
+    assert scalar.json()["error"]["message"] == "Invalid type for 'input[1]': expected an object, but got a int instead."
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "gAAAA"}
+    assert post(sim, {**BASE, "input": [{"role": "user", "content": "hi"}, reasoning, {"type": "message", "role": "user", "content": "go on"}]}).status_code == 200
+
+
 def test_missing_model_or_input():
     sim = simulators.create("openai_responses", [])
     assert post(sim, {"input": "x"}).json()["error"]["param"] == "model"

@@ -124,7 +124,9 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
     A ``content_block_start`` carries a whole block (text, thinking, its signature, a tool call's
     input), which its deltas extend, as the SDK's own accumulator reads it. Blocks the loop does
     not keep (server tools and their results) are skipped, so the kept ones are numbered apart
-    from the wire's indexes.
+    from the wire's indexes. Blocks the wire never stops (a ``max_tokens`` stop inside a call) end
+    at ``message_stop``; a second ``message_start`` (spliced answers) ends the blocks still open,
+    and its blocks, numbered from 0 again on the wire, follow the ones already seen.
     """
     kinds: dict[int, str] = {}  # wire index -> block type
     slots: dict[int, int] = {}  # wire index -> content_index, for the blocks kept
@@ -132,7 +134,20 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
     inputs: dict[int, Any] = {}  # a tool call's input from content_block_start, until a delta replaces it
     usage = Usage()
     stop = details = None
-    complete = False
+    complete = started = False
+    count = 0  # blocks kept so far
+
+    def end(w: int) -> Iterator[StreamEvent]:
+        kind, i = kinds.pop(w, None), slots.pop(w, None)
+        if kind == "text":
+            yield TextEndEvent(content_index=i)
+        elif kind in ("thinking", "redacted_thinking"):
+            yield ThinkingEndEvent(content_index=i, thinking_signature=signatures.get(w) or None)
+        elif kind == "tool_use":
+            if inputs.get(w):
+                yield ToolCallDeltaEvent(content_index=i, delta=json.dumps(inputs[w]))
+            yield ToolCallEndEvent(content_index=i)
+
     for event in raw:
         signal = request.abort_signal
         if signal is not None and signal.aborted:
@@ -141,16 +156,21 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
             return
         t = event.type
         if t == "message_start":
+            for w in sorted(kinds):
+                yield from end(w)
             usage.input = event.message.usage.input_tokens
             usage.cache_read = event.message.usage.cache_read_input_tokens or 0  # counted apart from input_tokens
             usage.cache_write = event.message.usage.cache_creation_input_tokens or 0
-            yield StartEvent(api="anthropic-messages", provider="anthropic", model=event.message.model, response_id=event.message.id)
+            if not started:
+                started = True
+                yield StartEvent(api="anthropic-messages", provider="anthropic", model=event.message.model, response_id=event.message.id)
         elif t == "content_block_start":
             block, w = event.content_block, event.index
             kinds[w] = block.type
             if block.type not in ("text", "thinking", "redacted_thinking", "tool_use"):
                 continue
-            i = slots[w] = len(slots)
+            i = slots[w] = count
+            count += 1
             if block.type == "text":
                 yield TextStartEvent(content_index=i)
                 if block.text:
@@ -179,21 +199,14 @@ def to_stream_events(raw: Any, request: ModelRequest) -> Iterator[StreamEvent]:
                 inputs.pop(w, None)
                 yield ToolCallDeltaEvent(content_index=i, delta=d.partial_json)
         elif t == "content_block_stop":
-            w = event.index
-            kind, i = kinds.get(w), slots.get(w)
-            if kind == "text":
-                yield TextEndEvent(content_index=i)
-            elif kind in ("thinking", "redacted_thinking"):
-                yield ThinkingEndEvent(content_index=i, thinking_signature=signatures.get(w) or None)
-            elif kind == "tool_use":
-                if inputs.get(w):
-                    yield ToolCallDeltaEvent(content_index=i, delta=json.dumps(inputs[w]))
-                yield ToolCallEndEvent(content_index=i)
+            yield from end(event.index)
         elif t == "message_delta":
             stop = event.delta.stop_reason
             details = getattr(event.delta, "stop_details", None)
             usage.output = event.usage.output_tokens
         elif t == "message_stop":
+            for w in sorted(kinds):
+                yield from end(w)
             complete = True
             break
     if not complete:  # a body that ends without message_stop is cut short, however cleanly it ends
