@@ -459,7 +459,7 @@ GEMINI_EXPECTED: dict[str, set[str]] = {
     "early_end_as_error_event": {"failure.ends_early", "stream.streamed_call_form"},  # the call it had opened is kept
     "status_as_text": {"failure.error_body_not_json", "failure.proxy_error_untyped"},
     "made_up_result_as_output": {"request.history.failed_answer_result"},
-    "empty_text_parts": {"request.history.empty_user_message", "request.user_text_blank"},
+    "empty_text_parts": {"request.history.empty_user_message", "request.history.empty_user_message_first", "request.user_text_blank"},
     "own_ids_by_digits": {"request.history.opaque_ids"},
     "empty_text_ends_turn": {"request.history.empty_text_before_call"},
     "buffered_event_lost": {"stream.last_chunk_unterminated"},
