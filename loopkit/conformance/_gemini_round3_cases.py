@@ -41,6 +41,8 @@ def check_failed_answer_result(ctx: Context) -> None:
         what = f"a history holding an answer that ended in {stop!r} with a tool call that never ran"
         ex = answer(ctx, ["Trying again: it is 18 C in Paris."], request(messages=_failed_history(ctx, stop)))
         if ex.failure() is not None:
+            if not ex.bodies:  # the adapter failed before any request went out: nothing for the API to judge
+                ctx.fail(f"{what}: the request", "a request sent to the API", ex.failure())
             continue  # whether the API accepts the history is request.history.failed_answer's to judge
         body = ex.body or {}
         echoed = [c for c in ctx.wire.echoed_calls(body) if c.name == "get_weather"]
