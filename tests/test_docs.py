@@ -11,11 +11,13 @@ Code blocks are found and run with sybil, one test per Markdown file:
   understood, wildcards expand from the repository root. A command must exit with 0.
   ``loopkit ...``, ``pytest PATH...`` and ``python ...`` run with this interpreter, so this
   checkout is what they test (a ``pytest`` runs in one process, ``-n 0``). ``loopkit ...`` runs
-  in this process, through ``loopkit.cli.main`` as the console script calls it (its output
-  captured, the repository root as cwd; ``sys.path``, ``sys.argv``, the environment and the
-  signal handlers put back afterwards): a fresh interpreter per command costs a start-up for no
-  check. ``loopkit serve`` and ``loopkit record`` (they run until a signal stops them) and
-  ``loopkit fuzz`` (hypothesis's settings are the process's) run as ``python -m loopkit``.
+  in this process, through ``loopkit.cli.main`` as the console script calls it, and so does a
+  ``pytest`` of folders without Python files (the scenario library), through ``pytest.main`` as
+  pytester's in-process runs do: output captured, the repository root as cwd, ``sys.path``,
+  ``sys.argv``, the environment and the signal handlers put back afterwards (a fresh interpreter
+  per command costs a start-up for no check). ``loopkit serve`` and ``loopkit record`` (they run
+  until a signal stops them), ``loopkit fuzz`` (hypothesis's settings are the process's) and a
+  ``pytest`` of test modules (this session has imported modules of those names) get a process.
   ``pip install`` is taken as done (these tests run inside that installation); a command shown on
   several pages runs once. Any other program, or a ``pytest`` without a path (the whole suite,
   this test included), fails the test: mark the block.
@@ -43,6 +45,7 @@ import signal
 import subprocess
 import sys
 import traceback
+from collections.abc import Callable
 from pathlib import Path
 from unittest import SkipTest
 
@@ -159,15 +162,31 @@ def _argv(words: list[str]) -> list[str] | None:
 OWN_PROCESS = {"serve", "record", "fuzz"}
 
 
-def loopkit_in_process(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """``loopkit ARGS`` run as the console script runs it (``loopkit.cli.main``), in this process:
-    cwd the repository root, ``env`` as the environment, stdin empty, stdout and stderr captured;
-    the exit status is what ``main`` returns or exits with (1 and the traceback for an exception).
-    The working directory, environment, ``sys.path``, ``sys.argv``, SIGINT/SIGTERM handlers and
-    the modules the command imported from the repository outside loopkit (the reader's own, as
-    ``mytools``) are put back, as a fresh process would have left them."""
-    from loopkit.cli import main
+def in_process(argv: list[str]) -> Callable[[], object] | None:
+    """How to run ``argv`` in this process, or None for a command that needs its own.
 
+    ``loopkit ...`` is ``loopkit.cli.main``, as the console script calls it. ``pytest PATH...``
+    over folders without Python files (the scenario library) is ``pytest.main``, as pytester's
+    in-process runs are; a ``pytest`` of test modules runs in a process of its own, since this
+    session has imported modules of the same names."""
+    if argv[1:3] == ["-m", "loopkit"] and not set(argv[3:4]) & OWN_PROCESS:
+        from loopkit.cli import main
+
+        return lambda: main(argv[3:])
+    if argv[1:3] == ["-m", "pytest"]:
+        paths = [ROOT / a.split("::")[0] for a in argv[3:] if not a.startswith("-")]
+        if paths and all(p.is_dir() and not any(p.rglob("*.py")) for p in paths):
+            return lambda: pytest.main(argv[3:])
+    return None
+
+
+def run_in_process(call: Callable[[], object], argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run ``call`` as the process ``argv`` would run: cwd the repository root, ``env`` as the
+    environment, stdin empty, stdout and stderr captured; the exit status is what ``call`` returns
+    or exits with (1 and the traceback for an exception). The working directory, environment,
+    ``sys.path``, ``sys.argv``, SIGINT/SIGTERM handlers and the modules the command imported from
+    the repository outside loopkit (the reader's own, as ``mytools``) are put back, as a fresh
+    process would have left them."""
     out, err = io.StringIO(), io.StringIO()
     saved_env, saved_path, saved_argv, saved_cwd = dict(os.environ), list(sys.path), sys.argv, os.getcwd()
     saved_signals = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
@@ -176,10 +195,10 @@ def loopkit_in_process(args: list[str], env: dict[str, str]) -> subprocess.Compl
         os.environ.clear()
         os.environ.update(env)
         os.chdir(ROOT)
-        sys.argv = ["loopkit", *args]
+        sys.argv = argv[2:]  # as ``python -m MODULE`` sets it, the module's name first
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _stdin(io.StringIO()):
             try:
-                code = main(args)
+                code = int(call() or 0)  # type: ignore[call-overload]
             except SystemExit as exit_:
                 if exit_.code is None or isinstance(exit_.code, int):
                     code = exit_.code or 0
@@ -199,7 +218,7 @@ def loopkit_in_process(args: list[str], env: dict[str, str]) -> subprocess.Compl
         for name in set(sys.modules) - saved_modules:
             if _from_the_checkout_root(name):
                 del sys.modules[name]
-    return subprocess.CompletedProcess(["loopkit", *args], code, out.getvalue(), err.getvalue())
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
 
 
 def _from_the_checkout_root(name: str) -> bool:
@@ -238,8 +257,9 @@ def shell_block(prompt: bool):
             argv = _argv(words)
             if argv is None or tuple(argv) in _SUCCEEDED:
                 continue
-            if argv[1:3] == ["-m", "loopkit"] and not set(argv[3:4]) & OWN_PROCESS:
-                done = loopkit_in_process(argv[3:], env)
+            call = in_process(argv)
+            if call is not None:
+                done = run_in_process(call, argv, env)
             else:
                 done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
             if done.returncode != 0:
@@ -440,6 +460,11 @@ def test_runner_runs_loopkit_in_process_and_puts_the_process_back(tmp_path: Path
         run_document(_page(tmp_path, "```console\n$ loopkit demo --quiet\n```\n"))
     assert (os.getcwd(), sys.path, signal.getsignal(signal.SIGTERM)) == before
     assert "LOOPKIT_DOCS_TEST" not in os.environ
+    # what gets a process of its own
+    py = [sys.executable, "-m"]
+    assert in_process([*py, "loopkit", "serve", "anthropic"]) is None and in_process([*py, "loopkit", "fuzz", "m:f"]) is None
+    assert in_process([*py, "pytest", "scenarios/errors"]) is not None and in_process([*py, "pytest", "tests/cli"]) is None
+    assert in_process([sys.executable, "benchmarks/x.py"]) is None
 
 
 def _commands_of(console: str) -> list[list[str]]:
