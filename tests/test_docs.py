@@ -192,8 +192,10 @@ def run_in_process(call: Callable[[], object], argv: list[str], env: dict[str, s
     saved_signals = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     saved_modules = set(sys.modules)
     try:
-        os.environ.clear()
-        os.environ.update(env)
+        # only what differs changes (never an empty environment, which other threads could see)
+        for name in set(os.environ) - set(env):
+            del os.environ[name]
+        os.environ.update({k: v for k, v in env.items() if os.environ.get(k) != v})
         os.chdir(ROOT)
         sys.argv = argv[2:]  # as ``python -m MODULE`` sets it, the module's name first
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _stdin(io.StringIO()):
@@ -209,8 +211,9 @@ def run_in_process(call: Callable[[], object], argv: list[str], env: dict[str, s
                 traceback.print_exc()
                 code = 1
     finally:
-        os.environ.clear()
-        os.environ.update(saved_env)
+        for name in set(os.environ) - set(saved_env):
+            del os.environ[name]
+        os.environ.update({k: v for k, v in saved_env.items() if os.environ.get(k) != v})
         os.chdir(saved_cwd)
         sys.path[:], sys.argv = saved_path, saved_argv
         for signum, handler in saved_signals.items():
@@ -446,8 +449,11 @@ def test_runner_commands(tmp_path: Path) -> None:
 def test_runner_runs_loopkit_in_process_and_puts_the_process_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import loopkit.cli
 
+    seen: list[str] = []
+
     def crash(argv: list[str]) -> int:
         print("started", argv)
+        seen.append(os.environ["PATH"])
         os.chdir(tmp_path)
         os.environ["LOOPKIT_DOCS_TEST"] = "1"
         sys.path.insert(0, "somewhere")
@@ -460,6 +466,7 @@ def test_runner_runs_loopkit_in_process_and_puts_the_process_back(tmp_path: Path
         run_document(_page(tmp_path, "```console\n$ loopkit demo --quiet\n```\n"))
     assert (os.getcwd(), sys.path, signal.getsignal(signal.SIGTERM)) == before
     assert "LOOPKIT_DOCS_TEST" not in os.environ
+    assert seen[0].startswith(str(Path(sys.executable).parent) + os.pathsep)  # the command's environment
     # what gets a process of its own
     py = [sys.executable, "-m"]
     assert in_process([*py, "loopkit", "serve", "anthropic"]) is None and in_process([*py, "loopkit", "fuzz", "m:f"]) is None
