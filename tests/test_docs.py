@@ -174,7 +174,7 @@ def in_process(argv: list[str]) -> Callable[[], object] | None:
 
         return lambda: main(argv[3:])
     if argv[1:3] == ["-m", "pytest"]:
-        paths = [ROOT / a.split("::")[0] for a in argv[3:] if not a.startswith("-")]
+        paths = [p for a in argv[3:] if not a.startswith("-") and (p := ROOT / a.split("::")[0]).exists()]  # (not option values)
         if paths and all(p.is_dir() and not any(p.rglob("*.py")) for p in paths):
             return lambda: pytest.main(argv[3:])
     return None
@@ -471,6 +471,8 @@ def test_runner_runs_loopkit_in_process_and_puts_the_process_back(tmp_path: Path
     py = [sys.executable, "-m"]
     assert in_process([*py, "loopkit", "serve", "anthropic"]) is None and in_process([*py, "loopkit", "fuzz", "m:f"]) is None
     assert in_process([*py, "pytest", "scenarios/errors"]) is not None and in_process([*py, "pytest", "tests/cli"]) is None
+    assert in_process([*py, "pytest", "scenarios/", "--loopkit-provider", "anthropic"]) is not None
+    assert in_process([*py, "pytest", "scenarios/", "tests/test_docs.py::test_runner_commands"]) is None
     assert in_process([sys.executable, "benchmarks/x.py"]) is None
 
 
