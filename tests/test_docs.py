@@ -9,8 +9,15 @@ Code blocks are found and run with sybil, one test per Markdown file:
 - ``console`` blocks run each ``$ command`` line (the lines after it are its output, shown, not
   compared), ``bash``/``sh``/``shell`` blocks each line; ``&&`` chains and ``# comments`` are
   understood, wildcards expand from the repository root. A command must exit with 0.
-  ``loopkit ...``, ``pytest PATH...`` and ``python ...`` run with this interpreter (``python -m
-  loopkit``), so this checkout is what they test (a ``pytest`` runs in one process, ``-n 0``);
+  ``loopkit ...``, ``pytest PATH...`` and ``python ...`` run with this interpreter, so this
+  checkout is what they test (a ``pytest`` runs in one process, ``-n 0``). ``loopkit ...`` runs
+  in this process, through ``loopkit.cli.main`` as the console script calls it, and so does a
+  ``pytest`` of folders without Python files (the scenario library), through ``pytest.main`` as
+  pytester's in-process runs do: output captured, the repository root as cwd, ``sys.path``,
+  ``sys.argv``, the environment and the signal handlers put back afterwards (a fresh interpreter
+  per command costs a start-up for no check). ``loopkit serve`` and ``loopkit record`` (they run
+  until a signal stops them), ``loopkit fuzz`` (hypothesis's settings are the process's) and a
+  ``pytest`` of test modules (this session has imported modules of those names) get a process.
   ``pip install`` is taken as done (these tests run inside that installation); a command shown on
   several pages runs once. Any other program, or a ``pytest`` without a path (the whole suite,
   this test included), fails the test: mark the block.
@@ -26,14 +33,19 @@ Code blocks are found and run with sybil, one test per Markdown file:
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import inspect
+import io
 import json
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from unittest import SkipTest
 
@@ -145,6 +157,96 @@ def _argv(words: list[str]) -> list[str] | None:
     )
 
 
+# loopkit commands that run as ``python -m loopkit``: serve and record run until a signal stops
+# them; fuzz runs hypothesis, whose settings profile is the process's (this suite loads its own)
+OWN_PROCESS = {"serve", "record", "fuzz"}
+
+
+def in_process(argv: list[str]) -> Callable[[], object] | None:
+    """How to run ``argv`` in this process, or None for a command that needs its own.
+
+    ``loopkit ...`` is ``loopkit.cli.main``, as the console script calls it. ``pytest PATH...``
+    over folders without Python files (the scenario library) is ``pytest.main``, as pytester's
+    in-process runs are; a ``pytest`` of test modules runs in a process of its own, since this
+    session has imported modules of the same names."""
+    if argv[1:3] == ["-m", "loopkit"] and not set(argv[3:4]) & OWN_PROCESS:
+        from loopkit.cli import main
+
+        return lambda: main(argv[3:])
+    if argv[1:3] == ["-m", "pytest"]:
+        paths = [p for a in argv[3:] if not a.startswith("-") and (p := ROOT / a.split("::")[0]).exists()]  # (not option values)
+        if paths and all(p.is_dir() and not any(p.rglob("*.py")) for p in paths):
+            return lambda: pytest.main(argv[3:])
+    return None
+
+
+def run_in_process(call: Callable[[], object], argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Run ``call`` as the process ``argv`` would run: cwd the repository root, ``env`` as the
+    environment, stdin empty, stdout and stderr captured; the exit status is what ``call`` returns
+    or exits with (1 and the traceback for an exception). The working directory, environment,
+    ``sys.path``, ``sys.argv``, SIGINT/SIGTERM handlers and the modules the command imported from
+    the repository outside loopkit (the reader's own, as ``mytools``) are put back, as a fresh
+    process would have left them."""
+    out, err = io.StringIO(), io.StringIO()
+    saved_env, saved_path, saved_argv, saved_cwd = dict(os.environ), list(sys.path), sys.argv, os.getcwd()
+    saved_signals = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    saved_modules = set(sys.modules)
+    try:
+        # only what differs changes (never an empty environment, which other threads could see)
+        for name in set(os.environ) - set(env):
+            del os.environ[name]
+        os.environ.update({k: v for k, v in env.items() if os.environ.get(k) != v})
+        os.chdir(ROOT)
+        sys.argv = argv[2:]  # as ``python -m MODULE`` sets it, the module's name first
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _stdin(io.StringIO()):
+            try:
+                code = int(call() or 0)  # type: ignore[call-overload]
+            except SystemExit as exit_:
+                if exit_.code is None or isinstance(exit_.code, int):
+                    code = exit_.code or 0
+                else:
+                    print(exit_.code, file=sys.stderr)
+                    code = 1
+            except Exception:  # as the interpreter would: the traceback on stderr, exit status 1
+                traceback.print_exc()
+                code = 1
+    finally:
+        for name in set(os.environ) - set(saved_env):
+            del os.environ[name]
+        os.environ.update({k: v for k, v in saved_env.items() if os.environ.get(k) != v})
+        os.chdir(saved_cwd)
+        sys.path[:], sys.argv = saved_path, saved_argv
+        for signum, handler in saved_signals.items():
+            signal.signal(signum, handler)
+        for name in set(sys.modules) - saved_modules:
+            if _from_the_checkout_root(name):
+                del sys.modules[name]
+    return subprocess.CompletedProcess(argv, code, out.getvalue(), err.getvalue())
+
+
+def _from_the_checkout_root(name: str) -> bool:
+    """Whether module ``name`` was imported from a file or package right in the repository root
+    (the command's cwd), other than loopkit itself."""
+    top = name.partition(".")[0]
+    path = getattr(sys.modules.get(name), "__file__", None)
+    if top == "loopkit" or not path:
+        return False
+    try:
+        first = Path(path).resolve().relative_to(ROOT).parts[0]
+    except ValueError:
+        return False
+    return first in (top, f"{top}.py")
+
+
+@contextlib.contextmanager
+def _stdin(stream: io.StringIO):
+    saved, sys.stdin = sys.stdin, stream
+    try:
+        yield
+    finally:
+        sys.stdin = saved
+
+
 _SUCCEEDED: set[tuple[str, ...]] = set()  # a command shown on several pages runs once per session
 
 
@@ -158,7 +260,11 @@ def shell_block(prompt: bool):
             argv = _argv(words)
             if argv is None or tuple(argv) in _SUCCEEDED:
                 continue
-            done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+            call = in_process(argv)
+            if call is not None:
+                done = run_in_process(call, argv, env)
+            else:
+                done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
             if done.returncode != 0:
                 raise AssertionError(
                     f"{example.path}:{number}: `{shlex.join(words)}` exited with {done.returncode}\n"
@@ -338,6 +444,36 @@ def test_runner_commands(tmp_path: Path) -> None:
         run_document(_page(tmp_path, "```bash\npython -m pytest -q\n```\n"))
     with pytest.raises(AssertionError, match="exited with 2"):
         run_document(_page(tmp_path, "```console\n$ loopkit no-such-command\n```\n"))
+
+
+def test_runner_runs_loopkit_in_process_and_puts_the_process_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import loopkit.cli
+
+    seen: list[str] = []
+
+    def crash(argv: list[str]) -> int:
+        print("started", argv)
+        seen.append(os.environ["PATH"])
+        os.chdir(tmp_path)
+        os.environ["LOOPKIT_DOCS_TEST"] = "1"
+        sys.path.insert(0, "somewhere")
+        signal.signal(signal.SIGTERM, lambda *_: None)
+        raise RuntimeError("boom")
+
+    before = (os.getcwd(), list(sys.path), signal.getsignal(signal.SIGTERM))
+    monkeypatch.setattr(loopkit.cli, "main", crash)
+    with pytest.raises(AssertionError, match=r"(?s)`loopkit demo --quiet` exited with 1.*started \['demo', '--quiet'\].*RuntimeError: boom"):
+        run_document(_page(tmp_path, "```console\n$ loopkit demo --quiet\n```\n"))
+    assert (os.getcwd(), sys.path, signal.getsignal(signal.SIGTERM)) == before
+    assert "LOOPKIT_DOCS_TEST" not in os.environ
+    assert seen[0].startswith(str(Path(sys.executable).parent) + os.pathsep)  # the command's environment
+    # what gets a process of its own
+    py = [sys.executable, "-m"]
+    assert in_process([*py, "loopkit", "serve", "anthropic"]) is None and in_process([*py, "loopkit", "fuzz", "m:f"]) is None
+    assert in_process([*py, "pytest", "scenarios/errors"]) is not None and in_process([*py, "pytest", "tests/cli"]) is None
+    assert in_process([*py, "pytest", "scenarios/", "--loopkit-provider", "anthropic"]) is not None
+    assert in_process([*py, "pytest", "scenarios/", "tests/test_docs.py::test_runner_commands"]) is None
+    assert in_process([sys.executable, "benchmarks/x.py"]) is None
 
 
 def _commands_of(console: str) -> list[list[str]]:

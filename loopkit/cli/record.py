@@ -23,10 +23,14 @@ from typing import IO, Any
 from urllib.parse import urlsplit
 
 
+# loopkit.recording.RECORD_MODES, spelled out: importing loopkit.recording (httpx, the cassette
+# format) to build the parser would make every `loopkit` command, --help included, pay for it
+# (tests/cli/test_startup.py checks that the two agree)
+RECORD_MODES: tuple[str, ...] = ("none", "once", "new_episodes", "all", "rewrite")
+
+
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``record`` to an argparse ``subparsers`` object."""
-    from ..recording import RECORD_MODES
-
     p = subparsers.add_parser(
         "record", help="a recording reverse proxy on 127.0.0.1", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

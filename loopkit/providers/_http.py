@@ -9,9 +9,11 @@ sleep, abort, truncation) lives here once, for sync and async alike.
 
 from __future__ import annotations
 
+import functools
 import json
 import json.scanner
 import os
+import ssl
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -174,7 +176,7 @@ class HttpProvider(BaseProvider):
         if self._client is not None:
             return self._client.send(request, stream=True)
         if self._transport is None:
-            self._transport = httpx.HTTPTransport()
+            self._transport = httpx.HTTPTransport(verify=default_ssl_context())
         if not isinstance(self._transport, httpx.BaseTransport):
             raise UsageError(f"{type(self).__name__}: the transport {type(self._transport).__name__} is async-only; use astream()/arun()")
         return self._transport.handle_request(request)
@@ -184,7 +186,7 @@ class HttpProvider(BaseProvider):
             return await self._async_client.send(request, stream=True)
         if self._async_transport is None:
             if self._transport is None:
-                self._async_transport = httpx.AsyncHTTPTransport()
+                self._async_transport = httpx.AsyncHTTPTransport(verify=default_ssl_context())
             elif isinstance(self._transport, httpx.AsyncBaseTransport):
                 self._async_transport = self._transport
             else:
@@ -318,6 +320,19 @@ class HttpProvider(BaseProvider):
         """Close what this provider opened itself (injected clients stay open)."""
         if isinstance(self._transport, httpx.HTTPTransport):
             self._transport.close()
+
+
+def default_ssl_context() -> ssl.SSLContext:
+    """httpx's default TLS context (certifi's CA bundle, or ``SSL_CERT_FILE``/``SSL_CERT_DIR``),
+    made once per process for each value of those variables and shared by the transports
+    providers open themselves: making one reads and parses the whole CA bundle (tens of ms of
+    CPU), which every provider used to pay on its first request, to a simulator on plain HTTP too."""
+    return _ssl_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.lru_cache(maxsize=4)
+def _ssl_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    return httpx.create_ssl_context()
 
 
 def _aborted() -> ErrorEvent:
