@@ -219,9 +219,13 @@ class AsyncMCPSession:
     async def restart(self) -> None:
         """Close the connection (a stdio server's process ends) and open a new one.
 
-        A stdio server that had to be restarted once may have to be again (a fuzzer finds the
-        same crash many times), so from then on a spare is started ahead, in the background, and
-        a restart takes it over."""
+        A stdio server restarted this way may have to be again (a fuzzer finds the same crash
+        many times), so a spare is started ahead, in the background, and the next restart takes
+        it over. A call that finds the server dead restarts it without starting a spare: a
+        crash in a loop's run is usually its only one."""
+        await self._restart(ahead=True)
+
+    async def _restart(self, *, ahead: bool) -> None:
         if self._tg is None:
             raise UsageError("this MCP session is not open: use it as `async with AsyncMCPSession(...)`")
         if self._conn is not None:
@@ -237,7 +241,7 @@ class AsyncMCPSession:
                 await spare.close()
         if self._conn is None:
             await self._open()
-        if self.server.command:
+        if ahead and self.server.command:
             self._spare_ready = ready = _event()
             self._spare = _Connection(self.server)
             self._tg.start_soon(self._start_spare, self._spare, ready)
@@ -290,7 +294,7 @@ class AsyncMCPSession:
         if self._tg is None:
             raise UsageError("this MCP session is not open")
         if self._conn is None or self._conn.dead:
-            await self.restart()
+            await self._restart(ahead=False)
         conn = self._conn
         assert conn is not None
         limit = self.timeout if timeout is None else timeout

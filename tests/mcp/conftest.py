@@ -1,7 +1,7 @@
-"""Test MCP servers, started once per test session as real subprocesses: over stdio (through
-:class:`loopkit.mcp.MCPSession`) and over streamable HTTP on 127.0.0.1 (a free port; the process
-is stopped at the end, and any test that used it has closed its sessions by then). Under
-pytest-xdist the MCP tests all run on one worker, so each server starts once."""
+"""Test MCP servers, started once per test session: over stdio as real subprocesses (through
+:class:`loopkit.mcp.MCPSession`), and over streamable HTTP on 127.0.0.1 (a free port) from a
+thread of the test process (stopped at the end, when any test that used it has closed its
+sessions). Under pytest-xdist the MCP tests all run on one worker, so each server starts once."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install 'loopkit[mcp]')")
 
-from mcp_servers import START_TIMEOUT, serve_http, stdio_server
+from mcp_servers import START_TIMEOUT, serve_http_in_thread, stdio_server
 
 from loopkit.mcp import MCPSession
 
@@ -41,13 +41,14 @@ def correct() -> Iterator[MCPSession]:
 
 @pytest.fixture(scope="session")
 def correct_url() -> Iterator[str]:
-    """The correct server's streamable-HTTP endpoint."""
-    with serve_http("correct") as url:
+    """The correct server's streamable-HTTP endpoint, served from a thread of this process."""
+    with serve_http_in_thread("correct") as url:
         yield url
 
 
 @pytest.fixture(scope="session")
 def planted_url() -> Iterator[str]:
-    """The planted server's streamable-HTTP endpoint."""
-    with serve_http("planted") as url:
+    """The planted server's streamable-HTTP endpoint, served from a thread of this process (its
+    ``crash`` tool raises there instead of ending the process: fuzz it over :func:`serve_http`)."""
+    with serve_http_in_thread("planted") as url:
         yield url

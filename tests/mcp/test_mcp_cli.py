@@ -25,7 +25,7 @@ def test_fuzz_an_http_server_with_the_summary_table(planted_url: str, capsys: py
     assert main(["fuzz", "--mcp-url", planted_url, "--tools", "ok", "--seed", "2", "--examples", "20"]) == 0
     out = capsys.readouterr().out
     assert "no findings" in out and "ok" in out and "not called: bounds" in out
-    assert main(["fuzz", "--mcp-url", planted_url, "--tools", "vague", "--seed", "1", "--examples", "40"]) == 1
+    assert main(["fuzz", "--mcp-url", planted_url, "--tools", "vague", "--seed", "1", "--examples", "20"]) == 1
     out = capsys.readouterr().out
     assert "unhelpful_error" in out and "rerun with --seed 1" in out
 

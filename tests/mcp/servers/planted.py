@@ -96,6 +96,8 @@ async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.Call
         return done({"square": square}, {"square": square})
     if name == "crash" and len(args["text"]) > CRASH_LENGTH:
         print(f"crash: cannot handle a text of {len(args['text'])} characters", file=sys.stderr, flush=True)
+        if __name__ != "__main__":  # imported, and served from a thread of the test process
+            raise RuntimeError("crash: this server shares the test process, which must not exit; run it with serve_http")
         os._exit(70)
     if name == "stall" and any(c in args["text"] for c in "\n\r\t"):
         await anyio.sleep_forever()
@@ -112,11 +114,20 @@ async def stdio() -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
+def http_app() -> Any:
+    """The streamable-HTTP app (an ASGI app) that ``--http`` serves."""
+    return server.streamable_http_app()
+
+
 if __name__ == "__main__":
     if "--http" in sys.argv:
         import uvicorn
 
         port = int(sys.argv[sys.argv.index("--http") + 1])
-        uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.run(http_app(), host="127.0.0.1", port=port, log_level="warning")
     else:
         anyio.run(stdio)
+    # served (stdin closed, or stopped by a signal): skip the interpreter's clean-up of the SDK's
+    # modules, half a second of CPU that the client waits out on every close
+    sys.stdout.flush()
+    os._exit(0)
