@@ -8,21 +8,9 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
-import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
-
-# The suite starts many Python processes (xdist workers, nested pytest runs, `loopkit` commands,
-# simulators on 127.0.0.1). With PYTHONDONTWRITEBYTECODE set, each one compiles (and pytest
-# assertion-rewrites) every module it imports again: about 2 s of CPU per pytest process. The
-# bytecode goes to a cache under the temporary folder instead, never next to the sources, so the
-# checkout stays as clean as the variable asked.
-if sys.dont_write_bytecode and not sys.pycache_prefix:
-    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"] = os.path.join(tempfile.gettempdir(), "loopkit-tests-pycache")
-    sys.dont_write_bytecode = False
-    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 # The pytest runs the suite starts itself (pytester's, the docs' console blocks, subprocesses) load
 # every installed pytest plugin. These two come with test dependencies, no nested run uses them, and
