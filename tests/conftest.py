@@ -1,5 +1,5 @@
 """Shared test configuration: what keeps the suite's own processes cheap, and hypothesis profiles
-(``--hypothesis-profile=deep`` for long runs).
+(``--hypothesis-profile=full`` or ``deep`` for longer searches).
 
 ``default`` is derandomized with no example database, so CI runs are deterministic.
 """
@@ -42,8 +42,14 @@ def pytester(_plugin_backends: None, pytester: pytest.Pytester, monkeypatch: pyt
     return pytester
 
 
+# Hypothesis profiles. ``default`` is the everyday run's: 50 examples per property, derandomized
+# (the same examples every run, so a run is deterministic), no example database. ``full`` runs
+# hypothesis's own default of 100: CI's slow set runs every property test again with it
+# (tests/test_properties_full.py), so CI searches as far as it did when 100 was the default here.
+# ``deep`` is a long search with a random seed (``--hypothesis-profile=deep``).
 settings.register_profile(
-    "default", max_examples=100, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+    "default", max_examples=50, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
 )
+settings.register_profile("full", settings.get_profile("default"), max_examples=100)
 settings.register_profile("deep", max_examples=5000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("default")
