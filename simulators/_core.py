@@ -197,6 +197,9 @@ class Simulator:
                 self.overruns.append(request.number)
                 self.harness_errors.append(err)
                 resp = self.error_response(500, f"loopkit {err}", None)
+                # the same answer every time: the official SDKs read this header and do not
+                # retry (with a backoff of real seconds) what no retry can change
+                resp.headers["x-should-retry"] = "false"
                 resp.harness_error = err
                 return resp
             turn = self.script[self._next]

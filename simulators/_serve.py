@@ -189,8 +189,9 @@ class ServedSimulator:
 
     A request that finds the script exhausted gets the provider's 500 error (with the text of
     the :class:`~loopkit.errors.ScriptExhausted` in the ``x-loopkit-harness-error`` header, which
-    loopkit's adapters raise as itself); leaving the ``with`` block raises the first overrun, so a
-    client that swallowed the 500 (an official SDK that retries) still fails the test.
+    loopkit's adapters raise as itself, and ``x-should-retry: false``, which keeps the official
+    SDKs from retrying it); leaving the ``with`` block raises the first overrun, so a client that
+    swallowed the 500 still fails the test.
 
     Attributes:
         url: ``http://127.0.0.1:<port>``.
