@@ -185,6 +185,15 @@ def test_cli_prints_a_table(tools_module, capsys):
     assert "valid_rejected" in out and '{"text": ""}' in out and "--seed 1" in out
 
 
+def test_cli_exitfirst_ends_the_search_at_the_first_finding(tools_module, capsys):
+    assert fuzz_cli.run(_parse(["fuzz", f"{tools_module}:shout", "--examples", "30", "--seed", "1", "--json"])) == 1
+    whole = json.loads(capsys.readouterr().out)
+    assert fuzz_cli.run(_parse(["fuzz", f"{tools_module}:shout", "--examples", "30", "--seed", "1", "--json", "-x"])) == 1
+    first = json.loads(capsys.readouterr().out)
+    assert len(first["findings"]) == 1 and first["examples"] < whole["examples"] == 30
+    assert first["findings"][0]["arguments"] in [f["arguments"] for f in whole["findings"]]
+
+
 def _parse(argv: list[str]):
     """Parse with the fuzz subcommand alone (the top-level CLI registers it from loopkit.cli.fuzz)."""
     import argparse
@@ -496,6 +505,7 @@ def test_cli_exercises_a_toolset(in_tools_dir, capsys):
         (["fuzz", "mytools", "--allow", "NoSuchError"], "not an exception class"),
         (["fuzz", "nowhere_to_be_found"], "cannot import"),
         (["fuzz", "mytools:SPEC"], "dict without 'execute'"),
+        (["fuzz", "-x", "--mcp", "--", "python", "server.py"], "--exitfirst fuzzes Python tools"),
     ],
 )
 def test_cli_usage_errors_exit_2(in_tools_dir, capsys, argv, message):

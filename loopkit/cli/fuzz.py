@@ -36,6 +36,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "regular expression its message must match (ValueError:unsupported); repeatable",
     )
     p.add_argument("--no-shrink", action="store_true", help="report the first example of each finding as found")
+    p.add_argument("-x", "--exitfirst", action="store_true", help="end each tool's search at its first finding, as pytest -x does")
     p.add_argument("--no-database", action="store_true", help="neither replay nor save findings in .hypothesis/")
     p.add_argument(
         "--exercise",
@@ -77,6 +78,9 @@ def run(args: argparse.Namespace) -> int:
     if args.mcp or args.mcp_url:
         from .fuzz_mcp import run as run_mcp
 
+        if args.exitfirst:
+            raise UsageError("--exitfirst fuzzes Python tools; an MCP server's search always runs its whole budget")
+
         return run_mcp(args)
     if len(args.target) != 1:
         raise UsageError(f"give one target (module:function or a module), got {len(args.target)}; fuzz an MCP server with --mcp -- COMMAND...")
@@ -91,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
     options: dict[str, Any] = {"examples": args.examples, "seed": args.seed, "shrink": not args.no_shrink, "expect_errors": expect}
     if args.no_database:
         options["database"] = None
+    if args.exitfirst:
+        options["until"] = lambda finding: True
     if args.json:
         report = fuzz_tools([t for t, _ in tools] if not single else args.target, **options)
         _fix_references(report, tools)

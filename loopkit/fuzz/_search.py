@@ -19,6 +19,10 @@ EDGE_SHARE = 0.5  # at most this share of the examples comes from edge cases; th
 _DEFAULT_DB = object()
 
 
+class _Stop(Exception):
+    """Ends the generated examples once a finding satisfied ``until``."""
+
+
 def fuzz(
     target: Any,
     *,
@@ -28,6 +32,7 @@ def fuzz(
     expect_errors: Any = None,
     database: Any = _DEFAULT_DB,
     on_progress: Callable[[int, int], None] | None = None,
+    until: Callable[[Finding], bool] | None = None,
 ) -> FuzzReport:
     """Fuzz one tool's argument handling through the loop; returns a :class:`FuzzReport`.
 
@@ -51,6 +56,10 @@ def fuzz(
         database: a hypothesis ``ExampleDatabase`` where findings are saved and replayed from;
             by default the one of hypothesis's current settings (``.hypothesis/``); None for none.
         on_progress: called as ``on_progress(done, total)`` after each example.
+        until: ends the search at the first finding this accepts (``lambda f: True``: at the
+            first finding at all), as pytest's ``-x`` does; the examples before it are the ones a
+            whole run would send, and the report counts only those that ran. None: the whole
+            budget.
 
     Example::
 
@@ -61,7 +70,7 @@ def fuzz(
         raise UsageError(f"fuzz(examples={examples!r}): give a positive number of examples")
     expected = expectations(expect_errors)
     tool = load_target(target)
-    return _Search(tool, reference_of(tool, target), examples, seed, shrink, expected, database, on_progress).run()
+    return _Search(tool, reference_of(tool, target), examples, seed, shrink, expected, database, on_progress, until).run()
 
 
 def fuzz_tools(
@@ -73,12 +82,14 @@ def fuzz_tools(
     expect_errors: Any = None,
     database: Any = _DEFAULT_DB,
     on_progress: Callable[[str, int, int], None] | None = None,
+    until: Callable[[Finding], bool] | None = None,
 ) -> ToolsetReport:
     """Fuzz every tool of a module (or its name), a ``ToolRegistry``, a list, or ``module:attr``
     naming any of these; one :class:`FuzzReport` per tool, all with the same seed.
 
     ``expect_errors`` applies to every tool, or is a mapping ``{tool name: expect_errors}``.
-    ``on_progress(tool_name, done, total)`` reports each tool's progress.
+    ``on_progress(tool_name, done, total)`` reports each tool's progress; ``until`` ends each
+    tool's search at the first finding it accepts (see :func:`fuzz`).
     """
     tools = load_toolset(target)
     seed = random.SystemRandom().randrange(2**32) if seed is None else seed
@@ -91,7 +102,7 @@ def fuzz_tools(
     for tool, ref in tools:
         expected = expectations(expect_errors.get(tool.name) if per_tool else expect_errors)
         progress = None if on_progress is None else (lambda done, total, name=tool.name: on_progress(name, done, total))
-        report.reports.append(_Search(tool, ref, examples, seed, shrink, expected, database, progress).run())
+        report.reports.append(_Search(tool, ref, examples, seed, shrink, expected, database, progress, until).run())
     return report
 
 
@@ -106,6 +117,7 @@ class _Search:
         expected: tuple[Expected, ...],
         database: Any,
         on_progress: Callable[[int, int], None] | None,
+        until: Callable[[Finding], bool] | None = None,
     ) -> None:
         from hypothesis import settings
 
@@ -118,6 +130,8 @@ class _Search:
         self.expected = expected
         self.db = settings().database if database is _DEFAULT_DB else database
         self.on_progress = on_progress
+        self.until = until
+        self.stopped = False  # a finding satisfied ``until``
         self.validator = validator_for(tool.parameters)
         self.returns = declared_return(tool)
         self.report = FuzzReport(target=tool.name, seed=self.seed, reference=reference)
@@ -159,55 +173,67 @@ class _Search:
         if outcome.expected:
             r.expected_errors += 1
         for key, (message, text, exc) in outcome.kinds.items():
-            self.first.setdefault(key, (example, message, text, exc))
+            if key not in self.first:
+                self.first[key] = (example, message, text, exc)
+                if self.until is not None and not self.stopped and self.until(self._finding(key, example, message, text, exc)):
+                    self.stopped = True
         if self.on_progress is not None:
             self.on_progress(r.examples, self.examples)
         return outcome.kinds
 
     def run(self) -> FuzzReport:
-        from hypothesis import HealthCheck, Phase, given, settings
+        from hypothesis import HealthCheck, Phase, Verbosity, given, settings
         from hypothesis import seed as hypothesis_seed
         from hypothesis.errors import Unsatisfiable
 
         self.replay()
         budget = max(0, int(self.examples * EDGE_SHARE) - self.report.examples)
-        for example in self.edges(budget):
+        for example in [] if self.stopped else self.edges(budget):
             self.try_one(example)
             self.report.edge_examples += 1
-        left = self.examples - self.report.examples
+            if self.stopped:
+                break
+        left = 0 if self.stopped else self.examples - self.report.examples
         valid, both, invalid = self.strategies()
-        quiet = settings(database=None, deadline=None, suppress_health_check=list(HealthCheck))
+        quiet = settings(database=None, deadline=None, suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
         if left > 0:
 
             @settings(quiet, max_examples=left, phases=[Phase.generate])
             @hypothesis_seed(self.seed)
             @given(both)
             def explore(example: Example) -> None:
+                if self.stopped:  # hypothesis's replay of the example that stopped the search
+                    raise _Stop
                 self.try_one(example)
+                if self.stopped:
+                    raise _Stop
 
             try:
                 explore()
             except Unsatisfiable:
                 pass  # fewer examples than asked: the report says how many ran
+            except _Stop:
+                pass
         for key in sorted(self.first, key=lambda k: (KINDS.index(k[0]), k[1]))[:MAX_FINDINGS]:
             example, message, text, exc = self.first[key]
             if self.shrink and not example.note:  # an edge case is minimal already: the plain value, one change
                 example, message, text, exc = self.shrunk(key, valid, both, invalid, quiet) or (example, message, text, exc)
-            self.report.findings.append(
-                Finding(
-                    kind=key[0],
-                    example=example,
-                    message=message,
-                    result_text=text,
-                    exception=exc,
-                    tool=self.tool.name,
-                    reference=self.report.reference,
-                    seed=self.seed,
-                    bucket=key[1],
-                )
-            )
+            self.report.findings.append(self._finding(key, example, message, text, exc))
         self.save()
         return self.report
+
+    def _finding(self, key: tuple[str, str], example: Example, message: str, text: str | None, exc: BaseException | None) -> Finding:
+        return Finding(
+            kind=key[0],
+            example=example,
+            message=message,
+            result_text=text,
+            exception=exc,
+            tool=self.tool.name,
+            reference=self.report.reference,
+            seed=self.seed,
+            bucket=key[1],
+        )
 
     def shrunk(self, key: tuple[str, str], valid: Any, both: Any, invalid: Callable[[Any], Any], quiet: Any) -> tuple[Example, str, str | None, BaseException | None] | None:
         """A minimal generated example with the same problem, or None when none turns up."""
@@ -273,6 +299,8 @@ class _Search:
             self.report.replayed += 1
             if not kinds:
                 self.db.delete(self.key, blob)
+            if self.stopped:
+                break
 
     def save(self) -> None:
         if self.db is None:
