@@ -17,8 +17,11 @@ from mcp_servers import START_TIMEOUT, serve_http_in_thread, stdio_server
 from loopkit.mcp import MCPSession
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """One xdist group (``--dist loadgroup``): the servers below start once, not once per worker."""
+    """One xdist group (``--dist loadgroup``): the servers below start once, not once per worker.
+    First among the hooks: xdist reads the group marks in its own, and a mark added after that
+    is ignored (tests/mcp/test_mcp_tools.py checks the group holds)."""
     here = Path(__file__).resolve().parent
     for item in items:
         if here in item.path.parents:

@@ -124,3 +124,11 @@ def test_importing_loopkit_or_loopkit_mcp_does_not_import_the_sdk() -> None:
     code = "import sys, loopkit, loopkit.mcp; print(','.join(m for m in ('mcp', 'mcp_types', 'anyio', 'hypothesis') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_the_mcp_tests_share_one_worker(request: pytest.FixtureRequest) -> None:
+    """Under ``--dist loadgroup`` the MCP tests form one xdist group (tests/mcp/conftest.py), so
+    each test server starts once; xdist marks a grouped test's id with its group."""
+    if not getattr(request.config, "workerinput", None) or not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("not a pytest-xdist worker of a --dist loadgroup run")
+    assert request.node.nodeid.endswith("@mcp"), f"{request.node.nodeid}: the mcp group was not applied"
