@@ -291,7 +291,8 @@ def test_a_test_that_fails_while_recording_keeps_the_old_cassette_byte_for_byte(
     assert cassette.read_bytes() == before
 
 
-def test_record_help_says_where_loopkit_differs_from_vcrpy(pytester):
+def test_record_help_says_where_loopkit_differs_from_vcrpy(pytester, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "400")  # help text wraps at the terminal's width, and may break "pytest-recording" at its hyphen
     out = pytester.runpytest("--help").stdout.str()
     flat = " ".join(out.split())
     assert "--loopkit-record=MODE" in flat
