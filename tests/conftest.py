@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -37,8 +38,11 @@ def _plugin_backends() -> None:
 
 @pytest.fixture
 def pytester(_plugin_backends: None, pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    """pytester, whose own setup clears ``PYTEST_ADDOPTS``, with the nested runs' plugins off."""
+    """pytester, whose own setup clears ``PYTEST_ADDOPTS``, with the nested runs' plugins off, and
+    no bytecode written for the files a test makes (tests/bytecode_cache.py turns writing on):
+    a file rewritten within the same second at the same size would run from its stale pyc."""
     monkeypatch.setenv("PYTEST_ADDOPTS", NESTED_ADDOPTS)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
     return pytester
 
 
