@@ -22,12 +22,15 @@ pytest_plugins = ["pytester"]
 NESTED_ADDOPTS = "-p no:langsmith_plugin -p no:examples"
 os.environ["PYTEST_ADDOPTS"] = f"{os.environ.get('PYTEST_ADDOPTS', '')} {NESTED_ADDOPTS}".strip()
 
-_PLUGIN_BACKENDS = ("loopkit.recording", "loopkit.scenario", "loopkit.conformance", "loopkit.probe", "loopkit.snapshot", "loopkit.fakes")
+# yaml too: the scenario loader imports it lazily, so a nested run could import it first; pytester
+# then forgets it and the next import makes a second yaml module, while libyaml's C extension (never
+# loaded twice) keeps the first one's event classes, and vcrpy's CDumper fails with "expected SCALAR"
+_PLUGIN_BACKENDS = ("yaml", "loopkit.recording", "loopkit.scenario", "loopkit.conformance", "loopkit.probe", "loopkit.snapshot", "loopkit.fakes")
 
 
 @pytest.fixture(scope="session")
 def _plugin_backends() -> None:
-    """loopkit's plugin backends, imported before pytester snapshots ``sys.modules``.
+    """loopkit's plugin backends (and yaml), imported before pytester snapshots ``sys.modules``.
 
     pytester forgets every module imported after it started, so each nested run would import (and
     assertion-rewrite) these again; imported first, they stay, once per process.
