@@ -60,36 +60,59 @@ class NetworkGuard:
             )
 
 
+_active: list[NetworkGuard] = []  # the guards on now, oldest first; the newest one judges
+_real: tuple[Any, Any, Any, Any] | None = None  # the socket functions from before the first guard
+
+
+def _judge(family: int, address: Any, what: str) -> None:
+    with _lock:
+        guard = _active[-1] if _active else None
+    if guard is not None:
+        guard.check(family, address, what)
+
+
 @contextmanager
 def block_network() -> Iterator[NetworkGuard]:
-    """Refuse every non-loopback connection (and name lookup) for the duration of the block."""
+    """Refuse every non-loopback connection (and name lookup) for the duration of the block.
+
+    Blocks may nest and may end in any order (a guard left open by an earlier test can end late,
+    from a garbage-collected generator or another thread): the socket functions stay patched
+    while any guard is on, the newest one judges, and the real functions come back when the last
+    one ends.
+    """
+    global _real
     guard = NetworkGuard()
     with _lock:
-        saved = (socket.socket.connect, socket.socket.connect_ex, socket.socket.sendto, socket.getaddrinfo)
-        real_connect, real_connect_ex, real_sendto, real_getaddrinfo = saved
+        if not _active:
+            _real = (socket.socket.connect, socket.socket.connect_ex, socket.socket.sendto, socket.getaddrinfo)
+            real_connect, real_connect_ex, real_sendto, real_getaddrinfo = _real
 
-        def connect(self: socket.socket, address: Any) -> Any:
-            guard.check(self.family, address, "connect")
-            return real_connect(self, address)
+            def connect(self: socket.socket, address: Any) -> Any:
+                _judge(self.family, address, "connect")
+                return real_connect(self, address)
 
-        def connect_ex(self: socket.socket, address: Any) -> Any:
-            guard.check(self.family, address, "connect")
-            return real_connect_ex(self, address)
+            def connect_ex(self: socket.socket, address: Any) -> Any:
+                _judge(self.family, address, "connect")
+                return real_connect_ex(self, address)
 
-        def sendto(self: socket.socket, data: Any, *args: Any) -> Any:
-            guard.check(self.family, args[-1], "sendto")
-            return real_sendto(self, data, *args)
+            def sendto(self: socket.socket, data: Any, *args: Any) -> Any:
+                _judge(self.family, args[-1], "sendto")
+                return real_sendto(self, data, *args)
 
-        def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-            guard.check(socket.AF_INET, (host, args[0] if args else None), "name lookup")
-            return real_getaddrinfo(host, *args, **kwargs)
+            def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+                _judge(socket.AF_INET, (host, args[0] if args else None), "name lookup")
+                return real_getaddrinfo(host, *args, **kwargs)
 
-        socket.socket.connect = connect  # type: ignore[method-assign]
-        socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
-        socket.socket.sendto = sendto  # type: ignore[method-assign,assignment]
-        socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
+            socket.socket.connect = connect  # type: ignore[method-assign]
+            socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
+            socket.socket.sendto = sendto  # type: ignore[method-assign,assignment]
+            socket.getaddrinfo = getaddrinfo  # type: ignore[assignment]
+        _active.append(guard)
     try:
         yield guard
     finally:
         with _lock:
-            socket.socket.connect, socket.socket.connect_ex, socket.socket.sendto, socket.getaddrinfo = saved  # type: ignore[method-assign,assignment]
+            _active.remove(guard)
+            if not _active and _real is not None:
+                socket.socket.connect, socket.socket.connect_ex, socket.socket.sendto, socket.getaddrinfo = _real  # type: ignore[method-assign,assignment]
+                _real = None

@@ -85,3 +85,21 @@ def test_loopback_is_allowed_and_guard_is_undone():
 @pytest.mark.parametrize(("host", "ok"), [("127.0.0.1", True), ("127.9.9.9", True), ("::1", True), ("::ffff:127.0.0.1", True), ("localhost", True), ("10.0.0.1", False), ("example.com", False), ("0.0.0.0", False)])
 def test_is_loopback(host, ok):
     assert is_loopback(host) is ok
+
+
+def test_a_guard_that_ends_out_of_order_leaves_the_newer_one_on():
+    """An earlier guard that ends late (left open by a generator the garbage collector finishes,
+    or on another thread) must not switch off a newer one: it once put the real socket functions
+    back under a test's own guard, and a blocked connection went out and was retried."""
+    real = socket.socket.connect
+    older, newer = block_network(), block_network()
+    older.__enter__()
+    guard = newer.__enter__()
+    older.__exit__(None, None, None)
+    try:
+        with pytest.raises(NetworkBlocked):
+            socket.create_connection(("192.0.2.1", 80), timeout=0.5)
+        assert guard.attempts == ["192.0.2.1:80"]
+    finally:
+        newer.__exit__(None, None, None)
+    assert socket.socket.connect is real
