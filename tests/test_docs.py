@@ -12,7 +12,7 @@ Code blocks are found and run with sybil, one test per Markdown file:
   ``loopkit ...``, ``pytest PATH...`` and ``python ...`` run with this interpreter, so this
   checkout is what they test (a ``pytest`` runs in one process, ``-n 0``). ``loopkit ...`` runs
   in this process, through ``loopkit.cli.main`` as the console script calls it, and so does a
-  ``pytest`` of folders without Python files (the scenario library), through ``pytest.main`` as
+  ``pytest`` of scenario files or of folders without Python files (the scenario library), through ``pytest.main`` as
   pytester's in-process runs do: output captured, the repository root as cwd, ``sys.path``,
   ``sys.argv``, the environment and the signal handlers put back afterwards (a fresh interpreter
   per command costs a start-up for no check). ``loopkit serve`` and ``loopkit record`` (they run
@@ -166,7 +166,7 @@ def in_process(argv: list[str]) -> Callable[[], object] | None:
     """How to run ``argv`` in this process, or None for a command that needs its own.
 
     ``loopkit ...`` is ``loopkit.cli.main``, as the console script calls it. ``pytest PATH...``
-    over folders without Python files (the scenario library) is ``pytest.main``, as pytester's
+    over scenario files or folders without Python files (the scenario library) is ``pytest.main``, as pytester's
     in-process runs are; a ``pytest`` of test modules runs in a process of its own, since this
     session has imported modules of the same names."""
     if argv[1:3] == ["-m", "loopkit"] and not set(argv[3:4]) & OWN_PROCESS:
@@ -175,7 +175,7 @@ def in_process(argv: list[str]) -> Callable[[], object] | None:
         return lambda: main(argv[3:])
     if argv[1:3] == ["-m", "pytest"]:
         paths = [p for a in argv[3:] if not a.startswith("-") and (p := ROOT / a.split("::")[0]).exists()]  # (not option values)
-        if paths and all(p.is_dir() and not any(p.rglob("*.py")) for p in paths):
+        if paths and all(not any(p.rglob("*.py")) if p.is_dir() else p.suffix != ".py" for p in paths):
             return lambda: pytest.main(argv[3:])
     return None
 
