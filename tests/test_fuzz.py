@@ -505,7 +505,6 @@ def test_cli_exercises_a_toolset(in_tools_dir, capsys):
         (["fuzz", "mytools", "--allow", "NoSuchError"], "not an exception class"),
         (["fuzz", "nowhere_to_be_found"], "cannot import"),
         (["fuzz", "mytools:SPEC"], "dict without 'execute'"),
-        (["fuzz", "-x", "--mcp", "--", "python", "server.py"], "--exitfirst fuzzes Python tools"),
     ],
 )
 def test_cli_usage_errors_exit_2(in_tools_dir, capsys, argv, message):

@@ -78,9 +78,6 @@ def run(args: argparse.Namespace) -> int:
     if args.mcp or args.mcp_url:
         from .fuzz_mcp import run as run_mcp
 
-        if args.exitfirst:
-            raise UsageError("--exitfirst fuzzes Python tools; an MCP server's search always runs its whole budget")
-
         return run_mcp(args)
     if len(args.target) != 1:
         raise UsageError(f"give one target (module:function or a module), got {len(args.target)}; fuzz an MCP server with --mcp -- COMMAND...")

@@ -39,6 +39,8 @@ def run(args: argparse.Namespace) -> int:
         server = MCPServer.stdio(list(args.target))
     tools = [t.strip() for t in args.tools.split(",") if t.strip()] if args.tools else None
     options: dict[str, Any] = dict(tools=tools, examples=args.examples, seed=args.seed, shrink=not args.no_shrink, timeout=args.timeout)
+    if args.exitfirst:
+        options["until"] = lambda finding: True
     if args.json:
         report = fuzz_server(server, **options)
         print(json.dumps(report.to_json(), indent=2, ensure_ascii=False, default=str))

@@ -116,6 +116,7 @@ def fuzz_server(
     shrink: bool = True,
     timeout: float = 10.0,
     on_progress: Callable[[str, int, int], None] | None = None,
+    until: Callable[[Finding], bool] | None = None,
 ) -> ServerFuzzReport:
     """Fuzz the tools of one MCP server; returns a :class:`ServerFuzzReport`.
 
@@ -131,6 +132,10 @@ def fuzz_server(
         shrink: search again for each problem found and shrink it to a minimal example.
         timeout: seconds a call may take before it counts as a hang.
         on_progress: called as ``on_progress(tool, done, total)`` after each exploring example.
+        until: ends each tool's search at the first finding this accepts (``lambda f: True``: at
+            the first finding at all), as pytest's ``-x`` does; the examples before it are the
+            ones a whole run sends, and the report counts only those that ran. None: the whole
+            budget.
 
     Example::
 
@@ -145,12 +150,12 @@ def fuzz_server(
         tools = [t for t in tools.split(",") if t]
     seed = random.SystemRandom().randrange(2**32) if seed is None else seed
     if isinstance(server, MCPSession):
-        return _fuzz_open(server, tools, examples, seed, shrink, float(timeout), on_progress)
+        return _fuzz_open(server, tools, examples, seed, shrink, float(timeout), on_progress, until)
     with MCPSession(server, timeout=timeout) as session:
-        return _fuzz_open(session, tools, examples, seed, shrink, float(timeout), on_progress)
+        return _fuzz_open(session, tools, examples, seed, shrink, float(timeout), on_progress, until)
 
 
-def _fuzz_open(session: MCPSession, tools: Sequence[str] | None, examples: int, seed: int, shrink: bool, timeout: float, on_progress: Any) -> ServerFuzzReport:
+def _fuzz_open(session: MCPSession, tools: Sequence[str] | None, examples: int, seed: int, shrink: bool, timeout: float, on_progress: Any, until: Any) -> ServerFuzzReport:
     listed = session.list_tools()
     if tools is None:
         chosen = listed
@@ -162,7 +167,7 @@ def _fuzz_open(session: MCPSession, tools: Sequence[str] | None, examples: int, 
     for spec in chosen:
         target = _Target(session, spec, timeout)
         try:
-            report.reports.append(_fuzz_tool(target, examples, seed, shrink, on_progress))
+            report.reports.append(_fuzz_tool(target, examples, seed, shrink, on_progress, until))
         except MCPConnectError as exc:
             report.reports.append(target.partial)
             report.errors.append(f"{spec.name}: stopped: the server could not be started again: {exc}")
@@ -248,7 +253,11 @@ class _Target:
         return kinds
 
 
-def _fuzz_tool(target: _Target, examples: int, seed: int, shrink: bool, on_progress: Any) -> FuzzReport:
+class _Stop(Exception):
+    """Ends a tool's exploring pass once a finding satisfied ``until``."""
+
+
+def _fuzz_tool(target: _Target, examples: int, seed: int, shrink: bool, on_progress: Any, until: Any = None) -> FuzzReport:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
@@ -280,6 +289,7 @@ def _fuzz_tool(target: _Target, examples: int, seed: int, shrink: bool, on_progr
     quiet = settings(database=None, deadline=None, suppress_health_check=list(HealthCheck))
 
     pending: list[tuple[Example, Any]] = []
+    stopped: list[bool] = []  # a finding satisfied ``until``
 
     def settle() -> None:
         if not pending:
@@ -292,7 +302,10 @@ def _fuzz_tool(target: _Target, examples: int, seed: int, shrink: bool, on_progr
         else:
             report.invalid_examples += 1
         for key, (message, text) in kinds.items():
-            first.setdefault(key, (example, message, text))
+            if key not in first:
+                first[key] = (example, message, text)
+                if until is not None and not stopped and until(Finding(kind=key[0], example=example, message=message, result_text=text)):
+                    stopped.append(True)
         if on_progress is not None:
             on_progress(target.spec.name, report.examples, examples)
 
@@ -303,12 +316,14 @@ def _fuzz_tool(target: _Target, examples: int, seed: int, shrink: bool, on_progr
         # one call in flight at a time, so a crash is always this example's; hypothesis draws the
         # next example while the server answers this one
         settle()
+        if stopped:  # (also hypothesis's replay of the example that stopped the search)
+            raise _Stop
         if target.broken is None:  # a server that cannot be started again ends the tool's run
             pending.append((example, target.submit(example)))  # (raising would make hypothesis replay it)
 
     try:
         explore()
-    except Unsatisfiable:
+    except (Unsatisfiable, _Stop):
         pass  # fewer examples than asked: the report says how many ran
     settle()
     for key in sorted(first, key=lambda k: (KINDS.index(k[0]), k[1]))[:MAX_FINDINGS]:

@@ -12,10 +12,12 @@ from loopkit.cli import main
 
 
 def test_fuzz_a_stdio_server_as_json(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["fuzz", "--mcp", "--tools", "blank,ok", "--seed", "1", "--examples", "30", "--json", "--", sys.executable, str(SERVERS / "planted.py")])
+    code = main(["fuzz", "--mcp", "--tools", "blank,ok", "--seed", "1", "--examples", "30", "-x", "--json", "--", sys.executable, str(SERVERS / "planted.py")])
     out = json.loads(capsys.readouterr().out)
     assert code == 1
     assert [t["target"] for t in out["tools"]] == ["blank", "ok"]
+    # -x: blank's search ended at its finding; ok, with none, ran the whole budget
+    assert out["tools"][0]["examples"] < 30 and out["tools"][1]["examples"] == 30
     assert [f["kind"] for f in out["tools"][0]["findings"]] == ["valid_rejected"]
     assert out["tools"][0]["findings"][0]["arguments"] == {"name": ""}
     assert "crash" in out["not_fuzzed"] and out["seed"] == 1

@@ -14,9 +14,11 @@ _REPORTS: dict[str, ServerFuzzReport] = {}
 
 
 def fuzzed(session: MCPSession, tool: str) -> ServerFuzzReport:
-    """One default-budget run per planted tool, shared by the tests that read it."""
+    """One run per planted tool at the default budget, shared by the tests that read it. It ends
+    at the first finding (``until``) except for ``bounds``, whose two findings are both read."""
     if tool not in _REPORTS:
-        _REPORTS[tool] = fuzz_server(session, tools=[tool], seed=SEED)
+        until = None if tool == "bounds" else (lambda finding: True)
+        _REPORTS[tool] = fuzz_server(session, tools=[tool], seed=SEED, until=until)
     return _REPORTS[tool]
 
 
@@ -33,12 +35,24 @@ def fuzzed(session: MCPSession, tool: str) -> ServerFuzzReport:
 def test_each_planted_bug_is_found_and_shrunk(planted: MCPSession, tool: str, kind: str, arguments: dict | None) -> None:
     report = fuzzed(planted, tool)
     (tool_report,) = report.reports
-    assert tool_report.examples == 200
+    assert tool_report.examples == 200 if tool == "bounds" else 0 < tool_report.examples < 200
     assert {f.kind for f in tool_report.findings} == {kind}, tool_report.findings
     if arguments is not None:
         assert tool_report.findings[0].example.arguments == arguments
     with pytest.raises(AssertionError, match=kind):
         report.raise_for_findings()
+
+
+def test_until_ends_the_search_at_the_first_finding_it_accepts(planted: MCPSession) -> None:
+    """The examples before the stop are the ones the whole run sends: the same finding, shrunk the
+    same way; a predicate that accepts no finding runs the whole budget."""
+    whole = fuzz_server(planted, tools=["blank"], seed=SEED, examples=60)
+    first = fuzz_server(planted, tools=["blank"], seed=SEED, examples=60, until=lambda f: f.kind == "valid_rejected")
+    (whole_report,), (first_report,) = whole.reports, first.reports
+    assert first_report.examples < whole_report.examples == 60
+    assert [(f.kind, f.example.arguments) for f in first_report.findings] == [(f.kind, f.example.arguments) for f in whole_report.findings]
+    never = fuzz_server(planted, tools=["blank"], seed=SEED, examples=20, until=lambda f: False)
+    assert never.reports[0].examples == 20 and never.reports[0].findings
 
 
 def test_invalid_accepted_names_each_rule_and_minimal_value(planted: MCPSession) -> None:
@@ -83,7 +97,7 @@ def test_a_crash_is_recorded_and_the_server_restarted(planted: MCPSession, one_s
 
 
 def test_a_hang_ends_at_the_time_limit(planted: MCPSession, one_shrink_restart: None) -> None:
-    report = fuzz_server(planted, tools=["stall"], seed=SEED, timeout=0.5)
+    report = fuzz_server(planted, tools=["stall"], seed=SEED, timeout=0.5, until=lambda f: True)  # each hang waits out the limit
     (finding,) = report.reports[0].findings
     assert finding.kind == "server_hang"
     assert any(c in finding.example.arguments["text"] for c in "\n\r\t")
@@ -93,7 +107,7 @@ def test_a_hang_ends_at_the_time_limit(planted: MCPSession, one_shrink_restart: 
 
 def test_fuzzing_over_streamable_http(planted_url: str) -> None:
     # the transport is the point, not the budget (the default one is the stdio tests'): 20 examples
-    report = fuzz_server(planted_url, tools=["ok", "strict"], seed=SEED, examples=20)
+    report = fuzz_server(planted_url, tools=["ok", "strict"], seed=SEED, examples=20, until=lambda f: True)
     assert [r.target for r in report.reports] == ["ok", "strict"]
     assert [f.kind for _, f in report.findings] == ["protocol_error"]
     assert "bounds" in report.not_fuzzed
