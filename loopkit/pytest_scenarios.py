@@ -51,14 +51,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    from loopkit.scenario.model import PROVIDER_NAMES, check_provider
-
     roots = [Path(p).resolve() for p in config.getini("loopkit_scenarios")]
     missing = [str(p) for p in roots if not p.exists()]
     if missing:
         raise pytest.UsageError(f"loopkit_scenarios (ini option, relative to the ini file): no such file or folder: {', '.join(missing)}")
     config.stash[_ROOTS] = roots
-    chosen = config.getoption("loopkit_providers") or list(PROVIDER_NAMES)
+    given = config.getoption("loopkit_providers")
+    if not roots and not given:
+        return  # a session without scenarios does not import the scenario package
+    from loopkit.scenario.model import PROVIDER_NAMES, check_provider
+
+    chosen = given or list(PROVIDER_NAMES)
     for name in chosen:
         try:
             check_provider(name)
