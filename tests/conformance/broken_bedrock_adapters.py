@@ -104,7 +104,7 @@ class _NeedsMetadata(ConverseStreamDecoder):
     __slots__ = ()
 
     def close(self) -> list[StreamEvent]:
-        if not self._done and self._usage is None:
+        if not self._done:  # (metadata ends the answer: without it, it never ended)
             raise ConnectionClosedError("Bedrock stream ended before its metadata", provider="bedrock")
         return super().close()
 
