@@ -277,10 +277,14 @@ async def _anamed(events: AsyncIterator[StreamEvent], model: str) -> AsyncIterat
 # --- pure codec: request ----------------------------------------------------------------------
 
 
-def encode_messages(messages: Any, *, error_status: bool = True, history: WireHistory | None = None) -> list[dict[str, Any]]:
+def encode_messages(messages: Any, *, error_status: bool, history: WireHistory | None = None) -> list[dict[str, Any]]:
     """loopkit messages -> Converse ``messages``, merging consecutive messages of one role.
 
     Args:
+        error_status: whether the model takes ``toolResult.status`` (Claude and Nova do): an
+            error result is then marked ``status: "error"``, else its text is prefixed with
+            ``Error: ``. No default: it depends on the model, as :class:`BedrockProvider`'s
+            ``error_status`` says.
         history: goes on from the previous request's conversion (see :class:`WireHistory`).
     """
 

@@ -155,7 +155,7 @@ def test_unparseable_arguments_are_echoed_as_an_empty_object():
     bad = ToolCall(id="tooluse_x", name="add", arguments=None, raw_arguments='{"a": 1')
     nonobject = ToolCall(id="tooluse_y", name="add", arguments=[1, 2])
     history = [user("hi"), expected([bad, nonobject], stop="toolUse")]
-    sent = encode_messages(history)
+    sent = encode_messages(history, error_status=True)
     assert [b["toolUse"]["input"] for b in sent[1]["content"]] == [{}, {}]
 
 
@@ -555,7 +555,7 @@ def test_recorded_exchange_body_decodes_and_history_encodes_as_recorded():
         content=[TextContent(text="The country is not supported.\n\nFix the errors and try again.")],
     )
     history = [user("What is the capital of France?"), msg, failed]
-    assert encode_messages(history) == second["request"]["body"]["messages"]
+    assert encode_messages(history, error_status=True) == second["request"]["body"]["messages"]
     final = accumulate(decode_converse_body(second["response"]["body"], model=MODEL))
     assert final.stop_reason == "stop" and final.text
 
