@@ -48,5 +48,7 @@ def test_variant_answers_as_a_model_family(capsys) -> None:
     assert [(r["id"], r["status"]) for r in data["results"]] == [("request.history.is_error", "pass"), ("request.history.error_in_text", "pass")]
     # a factory that drops toolResult.status and says nothing in its place fails: the error is lost
     assert main(["conformance", "broken_adapters:loses_is_error_factory", "--protocol", "bedrock", "--variant", "no-tool-result-status", "--case", "request.history.is_error"]) == 1
+    assert main(["conformance", "bedrock", "--variant", "no-tool-result-status", "--case", "request.history.error_in_text"]) == 0
+    assert "(bedrock, variant no-tool-result-status)" in capsys.readouterr().out
     assert main([*args, "--variant", "no-status"]) == 2
     assert "bedrock has no variant 'no-status'" in capsys.readouterr().err
