@@ -74,9 +74,9 @@ class Suite:
             itself; either way the suite reads it from the requests the adapter sends, and the
             cases that only a stream can show are not applicable to a non-streamed adapter.
         variant: a model family whose answers differ from the protocol's usual ones (see
-            :data:`VARIANTS`): the simulators answer as it does and the cases read the wire as
-            it takes it. ``"no-tool-result-status"`` (bedrock) is a model that refuses
-            ``toolResult.status``, so an error result must say so in its text. A built-in
+            :data:`loopkit.conformance.VARIANTS`): the simulators answer as it does and the cases
+            read the wire as it takes it. ``"no-tool-result-status"`` (bedrock) is a model that
+            refuses ``toolResult.status``, so an error result must say so in its text. A built-in
             adapter is built for it; a factory builds its own adapter for it.
     """
 
