@@ -51,6 +51,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         dest="loopkit_stream",
         help="build the built-in adapter to ask for non-streamed answers (single JSON bodies)",
     )
+    group.addoption(
+        "--loopkit-variant",
+        metavar="NAME",
+        default=None,
+        help="answer as this model family of the protocol (no-tool-result-status: a bedrock model that refuses toolResult.status)",
+    )
 
 
 def _suite(config: pytest.Config) -> Any:
@@ -66,6 +72,7 @@ def _suite(config: pytest.Config) -> Any:
             config.getoption("loopkit_protocol"),
             served=config.getoption("loopkit_served"),
             stream=config.getoption("loopkit_stream"),
+            variant=config.getoption("loopkit_variant"),
         )
         config.stash[_SUITE] = suite
     return suite

@@ -11,7 +11,8 @@ Requests are rejected as the real API rejects them where a test depends on it, w
 naming an undeclared tool, blank text blocks, roles that do not alternate, an echoed ``toolUse``
 whose ``input`` is not a JSON object, a ``toolResult`` that answers no ``toolUse`` of the previous
 turn, a ``toolUse`` left unanswered by the next message, more results than calls, result content
-that is not a list of known blocks, a bad ``toolResult.status``, an ``inferenceConfig.maxTokens``
+that is not a list of known blocks, a bad ``toolResult.status`` (with ``tool_result_status=False``,
+any ``status``: a model family that does not take the field), an ``inferenceConfig.maxTokens``
 that is not an integer >= 1, reasoning sent back without its signature.
 
 Script mapping: stop ``stop`` -> ``end_turn``, ``length`` -> ``max_tokens``, ``toolUse`` ->
@@ -83,6 +84,12 @@ class BedrockSimulator(Simulator):
             way). False sends no such header and names the shape in the body's ``__type``, as a
             JSON front end does; an ``HttpFault.body`` then replaces that body (a ``code`` or ``Code``
             member is the other place restJson1 clients read the shape from).
+        tool_result_status: the model takes ``toolResult.status`` (the API reference lists it for
+            Claude and Nova). False answers a model that does not: a request whose history
+            carries a ``toolResult`` with a ``status`` (``success`` as well as ``error``) is a 400
+            ``ValidationException`` "This model doesn't support the status field. Remove status
+            and try again.", the service's words to a Writer Palmyra model as reported by users of
+            an SDK that always sends the field.
         (other options as :class:`simulators.Simulator`)
     """
 
@@ -101,11 +108,13 @@ class BedrockSimulator(Simulator):
         *,
         require_auth: bool = True,
         errortype_header: bool = True,
+        tool_result_status: bool = True,
         **options: Any,
     ) -> None:
         super().__init__(script, **options)
         self.require_auth = require_auth
         self.errortype_header = errortype_header
+        self.tool_result_status = tool_result_status
         self._request_ids = 0
         self._valid = _ValidHistory()
 
@@ -132,6 +141,8 @@ class BedrockSimulator(Simulator):
         body = request.json
         if not isinstance(body, dict):
             return self._invalid("Malformed input request: request body is not a JSON object")
+        if not self.tool_result_status and _has_result_status(body.get("messages")):
+            return self._invalid("This model doesn't support the status field. Remove status and try again.")
         problem = _validation_problem(body, self._valid)
         return None if problem is None else self._invalid(problem)
 
@@ -280,6 +291,19 @@ def _input_document(call: ScriptedCall) -> Any:
         return json.loads(call.arguments)
     except ValueError:
         return call.arguments
+
+
+def _has_result_status(messages: Any) -> bool:
+    """Whether any ``toolResult`` block of ``messages`` carries a ``status``."""
+    if not isinstance(messages, list):
+        return False
+    for m in messages:
+        content = m.get("content") if isinstance(m, dict) else None
+        for block in content if isinstance(content, list) else ():
+            result = block.get("toolResult") if isinstance(block, dict) else None
+            if isinstance(result, dict) and "status" in result:
+                return True
+    return False
 
 
 class _ValidHistory:

@@ -11,7 +11,9 @@ writes, in a workspace under ``.mutation/<group>/``, a copy of ``loopkit`` (with
 behind a trampoline. ``tools/mutation_worker.py`` then runs the conformance suite, and only the
 suite, against each mutant: each module against its own protocol's cases (the OpenAI group
 against both OpenAI protocols), with the built-in adapter asking for streamed answers and again
-asking for non-streamed ones, so the non-streaming decoders are checked too. A mutant is killed
+asking for non-streamed ones, so the non-streaming decoders are checked too; and again for each
+model family of the protocol the suite has a variant for (:data:`VARIANTS`: Bedrock's models that
+refuse ``toolResult.status``, with the adapter built for them). A mutant is killed
 when any case fails; it survives when every case that reaches its function passes; "no case
 reaches" it when no case runs its function at all.
 
@@ -64,6 +66,9 @@ GROUPS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "gemini": (("loopkit/providers/gemini.py",), ("gemini",)),
     "bedrock": (("loopkit/providers/bedrock.py",), ("bedrock",)),
 }
+
+# group -> the suite's variants (model families, loopkit.conformance.Suite(variant=...)) it also runs as
+VARIANTS: dict[str, tuple[str, ...]] = {"bedrock": ("no-tool-result-status",)}
 
 # the worker's statuses <-> mutmut's exit codes (so mutmut's own commands read the results)
 EXIT_CODE = {"killed": 1, "survived": 0, "no_tests": 33, "timeout": 36}
@@ -119,7 +124,7 @@ def run_group(group: str, *, jobs: int, modes: tuple[str, ...]) -> dict:
     if made.returncode != 0:
         raise SystemExit(f"mutmut could not make the mutants of {group}:\n{made.stderr[-3000:]}")
     names = mutant_names(group)
-    job = {"protocols": list(GROUPS[group][1]), "modes": list(modes), "jobs": jobs, "mutants": names}
+    job = {"protocols": list(GROUPS[group][1]), "modes": list(modes), "variants": list(VARIANTS.get(group, ())), "jobs": jobs, "mutants": names}
     env["PYTHONPATH"] = str(work / "mutants")
     proc = subprocess.Popen([sys.executable, str(WORKER)], cwd=work, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     assert proc.stdin is not None and proc.stdout is not None
@@ -141,7 +146,7 @@ def run_group(group: str, *, jobs: int, modes: tuple[str, ...]) -> dict:
         meta = json.loads(path.read_text(encoding="utf-8"))
         meta["exit_code_by_key"] = {k: EXIT_CODE[found[k][0]] for k in meta["exit_code_by_key"]}
         path.write_text(json.dumps(meta, indent=4), encoding="utf-8")
-    run = {"mutants": len(names), "modes": list(modes), "jobs": jobs}
+    run = {"mutants": len(names), "modes": list(modes), "variants": job["variants"], "jobs": jobs}
     (work / "results.json").write_text(json.dumps({"run": run, "results": found}, indent=0), encoding="utf-8")
     return run
 

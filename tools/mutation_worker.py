@@ -1,10 +1,11 @@
 """Run the conformance suite against every mutant of one group (started by tools/mutation.py).
 
 Runs inside a group's workspace (``.mutation/<group>/``), with mutmut's mutated copy of loopkit
-(``mutants/``) first on ``sys.path``. Reads ``{"protocols": [...], "modes": [...], "jobs": N,
-"mutants": [...]}`` as JSON on stdin and prints one JSON line per mutant:
+(``mutants/``) first on ``sys.path``. Reads ``{"protocols": [...], "modes": [...], "variants":
+[...], "jobs": N, "mutants": [...]}`` as JSON on stdin and prints one JSON line per mutant:
 ``[name, status, case]`` (status ``killed``, ``survived``, ``timeout`` or ``no_tests``; case is
-the first case that failed, as ``protocol/mode:case_id``).
+the first case that failed, as ``protocol/mode:case_id``, or ``protocol/mode+variant:case_id``
+for a run of the suite as one of the protocol's model families).
 
 Why not ``mutmut run``: mutmut starts a pytest session for every mutant, which costs about two
 seconds here, while the cases a mutant needs run in milliseconds. This worker keeps mutmut's
@@ -50,7 +51,13 @@ def outcome(suite: Suite, case: Any) -> str:
 
 def main() -> int:
     job = json.loads(sys.stdin.read())
-    targets = [(f"{p}/{mode}", Suite(p, stream=mode == "stream")) for p in job["protocols"] for mode in job["modes"]]
+    variants = [None, *job.get("variants", [])]
+    targets = [
+        (f"{p}/{mode}" + (f"+{v}" if v else ""), Suite(p, stream=mode == "stream", variant=v))
+        for p in job["protocols"]
+        for v in variants
+        for mode in job["modes"]
+    ]
     runs = [(name, suite, case) for name, suite in targets for case in CASES]
 
     # 1. clean run, recording the mutated functions each case reaches

@@ -20,7 +20,7 @@ from ._cases import CASE_IDS, CASES
 from ._factory import builtin_factory, resolve_factory
 from ._harness import Exchange, Harness
 from ._suite import Suite, SuiteReport, run_suite
-from ._wire import PROTOCOLS, WIRES, Wire
+from ._wire import PROTOCOLS, VARIANTS, WIRES, Wire
 
 __all__ = [
     "CASES",
@@ -35,6 +35,7 @@ __all__ = [
     "Mismatch",
     "Suite",
     "SuiteReport",
+    "VARIANTS",
     "Wire",
     "builtin_factory",
     "resolve_factory",

@@ -13,6 +13,7 @@ from ..errors import BadRequestError
 from ._anthropic_round3_cases import ANTHROPIC_ROUND3_CASES
 from ._bedrock_round2_cases import BEDROCK_ROUND2_CASES
 from ._bedrock_round3_cases import BEDROCK_ROUND3_CASES
+from ._bedrock_round4_cases import BEDROCK_ROUND4_CASES
 from ._case import Case
 from ._cross_cases import CROSS_CASES
 from ._detail_cases import DETAIL_CASES
@@ -220,4 +221,5 @@ CASES += BEDROCK_ROUND3_CASES
 CASES += GEMINI_ROUND3_CASES
 CASES += ANTHROPIC_ROUND3_CASES
 CASES += OPENAI_ROUND3_CASES
+CASES += BEDROCK_ROUND4_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

@@ -24,15 +24,21 @@ SIM_MODEL = "sim-model"
 SIM_KEY = "sim-key"
 
 
-def builtin_factory(protocol: str, *, stream: bool = True) -> ProviderFactory:
+VARIANT_OPTIONS: dict[tuple[str, str], dict[str, Any]] = {("bedrock", "no-tool-result-status"): {"error_status": False}}
+"""(protocol, variant) -> the options that build loopkit's own adapter for that model family."""
+
+
+def builtin_factory(protocol: str, *, stream: bool = True, variant: str | None = None) -> ProviderFactory:
     """A factory for loopkit's own adapter of ``protocol`` (see :data:`loopkit.providers.ADAPTERS`),
-    asking for streamed answers, or for single JSON bodies with ``stream=False``."""
+    asking for streamed answers, or for single JSON bodies with ``stream=False``; built for the
+    model family ``variant`` names (see :data:`VARIANT_OPTIONS`)."""
     from ..providers import adapter_class
 
     cls = adapter_class(protocol)
+    options = VARIANT_OPTIONS.get((protocol, variant), {}) if variant is not None else {}
 
     def factory(*, transport: Any = None, base_url: str | None = None, retry: Any = None) -> Provider:
-        kwargs: dict[str, Any] = {"model": SIM_MODEL, "api_key": SIM_KEY, "stream": stream}
+        kwargs: dict[str, Any] = {"model": SIM_MODEL, "api_key": SIM_KEY, "stream": stream, **options}
         if transport is not None:
             kwargs["transport"] = transport
         if base_url is not None:
@@ -46,12 +52,13 @@ def builtin_factory(protocol: str, *, stream: bool = True) -> ProviderFactory:
     return factory
 
 
-def resolve_factory(target: str | ProviderFactory, *, stream: bool | None = None) -> ProviderFactory:
+def resolve_factory(target: str | ProviderFactory, *, stream: bool | None = None, variant: str | None = None) -> ProviderFactory:
     """``"module:attr"`` (attr a factory callable), a built-in protocol name, or a callable.
 
     ``stream`` (True or False) builds a built-in adapter that asks for streamed answers or for
     single JSON bodies; for any other target it is a :class:`UsageError`, since a factory decides
-    itself how its adapter asks (the suite reads it from the requests the adapter sends)."""
+    itself how its adapter asks (the suite reads it from the requests the adapter sends).
+    ``variant`` builds a built-in adapter for that model family; any other factory builds its own."""
     from ..providers import ADAPTERS
 
     if stream is not None and not (isinstance(target, str) and target in ADAPTERS):
@@ -63,7 +70,7 @@ def resolve_factory(target: str | ProviderFactory, *, stream: bool | None = None
     if callable(target):
         return target
     if target in ADAPTERS:
-        return builtin_factory(target, stream=True if stream is None else stream)
+        return builtin_factory(target, stream=True if stream is None else stream, variant=variant)
     if ":" not in target:
         raise UsageError(
             f"conformance: unknown adapter {target!r}{did_you_mean(target, ADAPTERS)}; a target is a built-in adapter ({', '.join(ADAPTERS)}) or 'module:factory'"

@@ -158,11 +158,13 @@ class Harness:
         factory: the provider factory under test.
         protocol: the wire protocol it speaks (a simulator name).
         served: run the simulator on 127.0.0.1 even when the factory takes ``transport=``.
+        sim_options: options every simulator is built with (an exchange's own come on top).
     """
 
-    def __init__(self, factory: ProviderFactory, protocol: str, *, served: bool = False) -> None:
+    def __init__(self, factory: ProviderFactory, protocol: str, *, served: bool = False, sim_options: Mapping[str, Any] | None = None) -> None:
         self.factory = factory
         self.protocol = protocol
+        self.sim_options = dict(sim_options or {})
         self.shape: FactoryShape = factory_shape(factory)
         self.served = served or not self.shape.transport
         self.provider_attrs: dict[str, Any] = {}
@@ -246,7 +248,7 @@ class Harness:
         import loopkit.simulators as simulators
 
         script = Script([turn_from(t) for t in turns], name="conformance")
-        sim = simulators.create(self.protocol, script, **dict(sim_options or {}))
+        sim = simulators.create(self.protocol, script, **{**self.sim_options, **(sim_options or {})})
         if rechunk is not None or cut is not None:
             _wrap_handle(sim, rechunk, cut)
         recorder = RetryRecorder()

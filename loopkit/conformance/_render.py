@@ -30,7 +30,8 @@ def report_table(report: SuiteReport, *, verbose: bool = True) -> RenderableType
     hidden = len(report.results) - len(shown)
     if hidden:
         caption += f"; -v lists all {len(report.results)} cases"
-    table = Table(title=f"conformance: {report.target} ({report.protocol})", caption=caption, show_lines=False, expand=True)
+    variant = f", variant {report.variant}" if report.variant else ""
+    table = Table(title=f"conformance: {report.target} ({report.protocol}{variant})", caption=caption, show_lines=False, expand=True)
     table.add_column("status", no_wrap=True)
     table.add_column("case · spec · behaviour / detail", ratio=1, overflow="fold")
     for r in shown:

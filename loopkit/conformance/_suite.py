@@ -12,7 +12,7 @@ from ._case import NON_STREAMED, Case, CaseResult, Context
 from ._cases import CASES
 from ._factory import ProviderFactory, did_you_mean, resolve_factory
 from ._harness import Harness
-from ._wire import WIRES
+from ._wire import VARIANTS, WIRES
 
 
 @dataclass(slots=True, kw_only=True)
@@ -25,12 +25,14 @@ class SuiteReport:
         results: one per case, in case order.
         streamed: whether the adapter asked for streamed answers (read from its requests; None
             when no case needed to know).
+        variant: the model family the simulators answered as (None: the protocol's usual).
     """
 
     target: str
     protocol: str
     results: list[CaseResult] = field(default_factory=list)
     streamed: bool | None = None
+    variant: str | None = None
 
     def counts(self) -> dict[str, int]:
         out = {"pass": 0, "fail": 0, "not-applicable": 0, "error": 0}
@@ -51,6 +53,7 @@ class SuiteReport:
         return {
             "target": self.target,
             "protocol": self.protocol,
+            "variant": self.variant,
             "streamed": self.streamed,
             "counts": self.counts(),
             "results": [r.to_json() for r in self.results],
@@ -70,6 +73,11 @@ class Suite:
             (single JSON bodies), True (the default) for streamed ones. A factory decides that
             itself; either way the suite reads it from the requests the adapter sends, and the
             cases that only a stream can show are not applicable to a non-streamed adapter.
+        variant: a model family whose answers differ from the protocol's usual ones (see
+            :data:`loopkit.conformance.VARIANTS`): the simulators answer as it does and the cases
+            read the wire as it takes it. ``"no-tool-result-status"`` (bedrock) is a model that
+            refuses ``toolResult.status``, so an error result must say so in its text. A built-in
+            adapter is built for it; a factory builds its own adapter for it.
     """
 
     def __init__(
@@ -80,6 +88,7 @@ class Suite:
         served: bool = False,
         cases: Iterable[Case] = CASES,
         stream: bool | None = None,
+        variant: str | None = None,
     ) -> None:
         if protocol is None:
             if isinstance(target, str) and target in WIRES:
@@ -92,8 +101,15 @@ class Suite:
             raise UsageError(f"conformance: unknown protocol {protocol!r}{did_you_mean(protocol, WIRES)}; expected one of {', '.join(WIRES)}")
         self.target = target if isinstance(target, str) else getattr(target, "__qualname__", repr(target))
         self.protocol = protocol
-        self.wire = WIRES[protocol]
-        self.harness = Harness(resolve_factory(target, stream=stream), protocol, served=served)
+        self.variant = variant
+        if variant is None:
+            self.wire = WIRES[protocol]
+        elif variant in VARIANTS.get(protocol, {}):
+            self.wire = VARIANTS[protocol][variant]
+        else:
+            known = ", ".join(f"{v} ({p})" for p, vs in VARIANTS.items() for v in vs)
+            raise UsageError(f"conformance: {protocol} has no variant {variant!r}{did_you_mean(variant, VARIANTS.get(protocol, {}))}; the variants are {known}")
+        self.harness = Harness(resolve_factory(target, stream=stream, variant=variant), protocol, served=served, sim_options=self.wire.sim_options)
         self.cases = tuple(cases)
         self._probe: Any = None
         self._shape: str | None = None
@@ -159,7 +175,7 @@ class Suite:
         """Every case; raises :class:`UsageError` first when the provider has the wrong shape."""
         self.check_shape()
         results = list(self)
-        return SuiteReport(target=self.target, protocol=self.protocol, results=results, streamed=self.harness.known_streams)
+        return SuiteReport(target=self.target, protocol=self.protocol, results=results, streamed=self.harness.known_streams, variant=self.variant)
 
 
 def provider_shape_problem(provider: Any) -> str | None:
@@ -192,6 +208,6 @@ def select_cases(patterns: Iterable[str], cases: Iterable[Case] = CASES) -> tupl
     return tuple(c for c in cases if c in chosen)
 
 
-def run_suite(target: str | ProviderFactory, protocol: str | None = None, *, served: bool = False, stream: bool | None = None) -> SuiteReport:
+def run_suite(target: str | ProviderFactory, protocol: str | None = None, *, served: bool = False, stream: bool | None = None, variant: str | None = None) -> SuiteReport:
     """Run every case against ``target`` speaking ``protocol``; see :class:`Suite`."""
-    return Suite(target, protocol, served=served, stream=stream).run()
+    return Suite(target, protocol, served=served, stream=stream, variant=variant).run()

@@ -10,6 +10,7 @@ wire stop reasons the protocol has and what they mean.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -119,6 +120,12 @@ class Wire:
     overloaded_529: bool = False
     error_flag: str = "none"
     """How an error result is marked: ``none`` (plain text), or the protocol's own field."""
+    error_in_text: bool = False
+    """The model takes no error flag, so an error result says so in its text (a :attr:`variant`)."""
+    variant: str | None = None
+    """The model family this reading is of, where the protocol's models differ (None: the usual)."""
+    sim_options: Mapping[str, Any] = {}
+    """Options every simulator is built with, to answer as that model family does."""
     call_id_prefix: str = "call_"
     arguments_sent_as: type = dict
     """The JSON type echoed tool-call arguments travel as (``str``: a string of JSON)."""
@@ -1094,5 +1101,26 @@ class BedrockWire(Wire):
         ]
 
 
+class BedrockNoResultStatusWire(BedrockWire):
+    """Bedrock with a model family that does not take ``toolResult.status`` (§5.7: the API
+    reference lists it for Claude and Nova; a Writer Palmyra model refuses it): the simulator
+    refuses the field, and an error result travels as its text, which says it is an error."""
+
+    variant = "no-tool-result-status"
+    error_flag = "the result's text says 'error' (no toolResult.status)"
+    error_in_text = True
+    sim_options: Mapping[str, Any] = {"tool_result_status": False}
+
+    def results(self, body):
+        return [replace(r, error=says_error(r.text)) for r in super().results(body)]
+
+
+def says_error(text: str) -> bool:
+    """Whether a result's text says it is an error: the word ``error``, in any case."""
+    return re.search(r"\berror\b", text, re.IGNORECASE) is not None
+
+
 WIRES: dict[str, Wire] = {w.name: w for w in (OpenAIChatWire(), OpenAIResponsesWire(), AnthropicWire(), GeminiWire(), BedrockWire())}
 PROTOCOLS: tuple[str, ...] = tuple(WIRES)
+VARIANTS: dict[str, dict[str, Wire]] = {"bedrock": {"no-tool-result-status": BedrockNoResultStatusWire()}}
+"""protocol -> variant name -> the wire of that model family (``Suite(variant=...)``)."""

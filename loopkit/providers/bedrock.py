@@ -277,10 +277,14 @@ async def _anamed(events: AsyncIterator[StreamEvent], model: str) -> AsyncIterat
 # --- pure codec: request ----------------------------------------------------------------------
 
 
-def encode_messages(messages: Any, *, error_status: bool = True, history: WireHistory | None = None) -> list[dict[str, Any]]:
+def encode_messages(messages: Any, *, error_status: bool, history: WireHistory | None = None) -> list[dict[str, Any]]:
     """loopkit messages -> Converse ``messages``, merging consecutive messages of one role.
 
     Args:
+        error_status: whether the model takes ``toolResult.status`` (Claude and Nova do): an
+            error result is then marked ``status: "error"``, else its text is prefixed with
+            ``Error: ``. No default: it depends on the model, as :class:`BedrockProvider`'s
+            ``error_status`` says.
         history: goes on from the previous request's conversion (see :class:`WireHistory`).
     """
 
@@ -469,24 +473,25 @@ class ConverseStreamDecoder:
     """ConverseStream bytes -> loopkit stream events (incremental, any chunking).
 
     Wire block indexes are mapped to loopkit's dense ``content_index``; text blocks start on their
-    first delta (the service sends no ``contentBlockStart`` for text). The terminal event is
-    emitted once both ``messageStop`` and ``metadata`` arrived (either order), or at the end of
-    the body after ``messageStop`` alone. An exception message raises a :class:`ProviderError`; an
-    event without a member the service model requires raises a :class:`WireError`. The start
-    event names ``model``: a Converse answer does not name its model, so the caller says which it
-    asked for.
+    first delta (the service sends no ``contentBlockStart`` for text), and a ``contentBlockStop``
+    frees its index (the service never reuses one in a message). The terminal event is emitted at
+    ``metadata``, which the service sends last, after ``messageStop`` (a ``metadata`` with no
+    ``messageStop`` before it, which the service never sends, ends the answer as an ``error`` stop
+    with no stop reason); or at the end of the body after ``messageStop`` alone. An exception
+    message raises a :class:`ProviderError`; an event without a member the service model requires
+    raises a :class:`WireError`. The start event names ``model``: a Converse answer does not name
+    its model, so the caller says which it asked for.
     """
 
-    __slots__ = ("_frames", "_api", "_provider", "_model", "_blocks", "_signatures", "_count", "_stop", "_usage", "_done")
+    __slots__ = ("_frames", "_api", "_provider", "_model", "_blocks", "_signatures", "_count", "_stop", "_done")
 
     def __init__(self, *, model: str, api: str = API, provider: str = PROVIDER) -> None:
         self._frames = EventStreamDecoder()
         self._api, self._provider, self._model = api, provider, model
-        self._blocks: dict[int, tuple[str, int]] = {}  # wire index -> (kind, loopkit index)
+        self._blocks: dict[int, tuple[str, int]] = {}  # wire index of an open block -> (kind, loopkit index)
         self._signatures: dict[int, str] = {}
         self._count = 0
         self._stop: Any = None
-        self._usage: Usage | None = None
         self._done = False
 
     def feed(self, chunk: bytes) -> list[StreamEvent]:
@@ -534,28 +539,21 @@ class ConverseStreamDecoder:
                 self._blocks[wire] = ("ignored", -1)  # server-side tool use/result, images
         elif event_type == "contentBlockStop":
             wire = data.get("contentBlockIndex")
-            kind, i = self._blocks.get(wire, (None, -1))  # (a block no delta opened has nothing to end)
+            kind, i = self._blocks.pop(wire, (None, -1))  # (a block no delta opened has nothing to end)
             if kind == "text":
                 out.append(TextEndEvent(content_index=i))
             elif kind == "thinking":
                 out.append(ThinkingEndEvent(content_index=i, thinking_signature=self._signatures.pop(i, None)))
             elif kind == "tool":
                 out.append(ToolCallEndEvent(content_index=i))
-            self._blocks[wire] = ("closed", i)
         elif event_type == "messageStart":
             out.append(StartEvent(api=self._api, provider=self._provider, model=self._model))
         elif event_type == "messageStop":
             self._stop = data["stopReason"]
-            self._finish_if_complete(out)
-        elif event_type == "metadata":
-            self._usage = usage_from(data.get("usage"))
-            self._finish_if_complete(out)
-        # other event types are ignored: the union may grow
-
-    def _finish_if_complete(self, out: list[StreamEvent]) -> None:
-        if self._stop is not None and self._usage is not None:
+        elif event_type == "metadata":  # the last event, after messageStop (without one: an error stop with no reason)
             self._done = True
-            out.append(_terminal(self._stop, self._usage))
+            out.append(_terminal(self._stop, usage_from(data.get("usage"))))
+        # other event types are ignored: the union may grow
 
     def _new_block(self, wire: Any, kind: str) -> int:
         if wire in self._blocks:
@@ -571,8 +569,6 @@ class ConverseStreamDecoder:
         if not isinstance(delta, dict):
             raise WireError(f"bedrock: contentBlockDelta without a delta object: {data!r}"[:300])
         kind, i = self._blocks.get(wire, (None, -1))
-        if kind == "closed":
-            raise WireError(f"bedrock: contentBlockDelta for block {wire!r} after its contentBlockStop")
         if kind == "ignored":
             return
         if "text" in delta:

@@ -476,6 +476,7 @@ MAY_ALSO_FAIL: dict[tuple[str, str], set[str]] = {
             "request.history.failed_answer",  # where the failed answer's call is echoed (Gemini answers it itself)
             "request.history.opaque_ids",
             "request.history.empty_text_before_call",
+            "request.history.empty_result",
         }
         for p in ALL
     },

@@ -20,7 +20,7 @@ from broken_adapters import _factory_for
 from loopkit.errors import ConnectionClosedError, ProviderError, ServerError, WireError, error_class_for_status
 from loopkit.events import DoneEvent, ErrorEvent, StreamEvent, TextEndEvent
 from loopkit.eventstream import EventStreamDecoder, Message
-from loopkit.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, UserMessage
+from loopkit.messages import AssistantMessage, TextContent, ThinkingContent, ToolCall, ToolResultMessage, UserMessage
 from loopkit.providers._http import HttpCall, HttpProvider
 from loopkit.providers.bedrock import EXCEPTION_STATUS, BedrockProvider, ConverseStreamDecoder, http_error
 
@@ -104,9 +104,116 @@ class _NeedsMetadata(ConverseStreamDecoder):
     __slots__ = ()
 
     def close(self) -> list[StreamEvent]:
-        if not self._done and self._usage is None:
+        if not self._done:  # (metadata ends the answer: without it, it never ended)
             raise ConnectionClosedError("Bedrock stream ended before its metadata", provider="bedrock")
         return super().close()
+
+
+def _with_results(body: dict[str, Any], bend: Callable[[dict[str, Any]], dict[str, Any]]) -> dict[str, Any]:
+    """``body`` with each ``toolResult`` replaced by ``bend(result)`` (new objects: the adapter's
+    history cache keeps the ones it built)."""
+    messages = []
+    for m in body["messages"]:
+        content = [{"toolResult": bend(dict(b["toolResult"]))} if "toolResult" in b else b for b in m["content"]]
+        messages.append({**m, "content": content})
+    return {**body, "messages": messages}
+
+
+def _empty_result_placeholder(self: Any, request: Any) -> dict[str, Any]:
+    """Sends a successful result with no content as a placeholder text of its own, which the
+    model reads as the tool's answer."""
+
+    def bend(r: dict[str, Any]) -> dict[str, Any]:
+        return {**r, "content": [{"text": "(no output)"}]} if "status" not in r and r["content"] == [{"text": ""}] else r
+
+    return _with_results(BedrockProvider.request_body(self, request), bend)
+
+
+class _StatusDropped(BedrockProvider):
+    """For a model that refuses toolResult.status: drops the field and puts nothing in its
+    place, so an error result reads like a success."""
+
+    def request_body(self, request: Any) -> dict[str, Any]:
+        return _with_results(super().request_body(request), lambda r: {k: v for k, v in r.items() if k != "status"})
+
+
+class _TextErrors(BedrockProvider):
+    """The adapter built for a model that refuses toolResult.status (error_status=False)."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(error_status=False, **kw)
+
+
+class _MarksEveryResult(_TextErrors):
+    """Prefixes every result's text with ``Error:``, successes included."""
+
+    def request_body(self, request: Any) -> dict[str, Any]:
+        def bend(r: dict[str, Any]) -> dict[str, Any]:
+            text = r["content"][0].get("text", "")
+            return r if text.startswith("Error: ") else {**r, "content": [{"text": "Error: " + text}, *r["content"][1:]]}
+
+        return _with_results(super().request_body(request), bend)
+
+
+class _ErrorTextTwice(_TextErrors):
+    """Adds the marked text to an error result and keeps its text blocks as well: the tool's
+    text reaches the model twice."""
+
+    def request_body(self, request: Any) -> dict[str, Any]:
+        texts = {m.tool_call_id: m.text for m in request.messages if isinstance(m, ToolResultMessage) and m.is_error and m.text}
+
+        def bend(r: dict[str, Any]) -> dict[str, Any]:
+            text = texts.get(r["toolUseId"])
+            return {**r, "content": [*r["content"], {"text": text}]} if text else r
+
+        return _with_results(super().request_body(request), bend)
+
+
+VARIANT_BUGS: dict[str, type] = {
+    "status_anyway": BedrockProvider,  # the usual adapter, sending the status the model refuses
+    "status_dropped": _StatusDropped,
+    "marks_every_result": _MarksEveryResult,
+    "error_text_twice": _ErrorTextTwice,
+}
+"""Adapters run against the model family that refuses toolResult.status (variant
+``no-tool-result-status``), each with one realistic bug."""
+
+_SENDS_AN_ERROR_RESULT = {
+    "request.history.tool_calls",
+    "request.history.results",
+    "request.history.argument_types",
+    "request.history.is_error",
+    "request.history.empty_error_result",
+    "request.history.empty_result",
+    "request.history.error_in_text",
+    "request.tool_choice.none_after_tool_round",
+}
+VARIANT_EXPECTED: dict[str, set[str]] = {
+    "status_anyway": _SENDS_AN_ERROR_RESULT,  # each request with an error result is refused
+    "status_dropped": {"request.history.is_error", "request.history.error_in_text"},
+    "marks_every_result": {"request.history.is_error", "request.history.error_in_text", "request.history.empty_result"},
+    "error_text_twice": {"request.history.error_in_text"},
+}
+
+VARIANT_CHECKED: tuple[str, ...] = (
+    "request.history.tool_calls",
+    "request.history.results",
+    "request.history.same_tool_twice",
+    "request.history.argument_types",
+    "request.history.is_error",
+    "request.history.empty_error_result",
+    "request.history.empty_result",
+    "request.history.error_in_text",
+    "request.tool_choice.none_after_tool_round",
+    "request.reasoning.passback",
+    "stream.text",
+)
+"""The cases whose result these bugs can change: every case sending tool results, and one that sends none."""
+
+
+def variant_bedrock(bug: str) -> Callable[..., Any]:
+    """A factory for the Bedrock adapter of ``VARIANT_BUGS[bug]``."""
+    return _factory_for(VARIANT_BUGS[bug])
 
 
 def _drops_error_body(self: Any, status: int, headers: Any, body: bytes) -> ProviderError:
@@ -363,6 +470,7 @@ BUGS: dict[str, dict[str, Any]] = {
     "keeps_blank_text": {"request_body": _keeps_blank_text},
     "stop_needs_open_block": {"stream_decoder": _decoder_hook(_StopNeedsOpenBlock)},
     "last_signature_delta_wins": {"stream_decoder": _decoder_hook(_LastSignatureDeltaWins)},
+    "empty_result_placeholder": {"request_body": _empty_result_placeholder},
 }
 
 BEDROCK_EXPECTED: dict[str, set[str]] = {
@@ -396,6 +504,7 @@ BEDROCK_EXPECTED: dict[str, set[str]] = {
     "keeps_blank_text": {"request.user_text_blank"},
     "stop_needs_open_block": {"stream.block_stop_without_delta"},
     "last_signature_delta_wins": {"stream.signature_fragments"},
+    "empty_result_placeholder": {"request.history.empty_result"},
 }
 
 CHECKED: tuple[str, ...] = (
@@ -438,6 +547,9 @@ CHECKED: tuple[str, ...] = (
     "stream.signature_fragments",
     "failure.truncated",
     "failure.ends_early",
+    "request.history.results",
+    "request.history.empty_error_result",
+    "request.history.empty_result",
 )
 """The cases whose result these bugs can change: the ones named above and their neighbours."""
 

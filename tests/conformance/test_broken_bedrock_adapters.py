@@ -4,7 +4,14 @@ arguments fails on an adapter that gets it wrong, and only that case; the shippe
 from __future__ import annotations
 
 import pytest
-from broken_bedrock_adapters import BEDROCK_EXPECTED, CHECKED, broken_bedrock
+from broken_bedrock_adapters import (
+    BEDROCK_EXPECTED,
+    CHECKED,
+    VARIANT_CHECKED,
+    VARIANT_EXPECTED,
+    broken_bedrock,
+    variant_bedrock,
+)
 
 from loopkit.conformance import CASE_IDS
 from loopkit.conformance._suite import Suite, select_cases
@@ -28,7 +35,9 @@ NEW_CASES = {
     "request.user_text_blank",
     "stream.block_stop_without_delta",
     "stream.signature_fragments",
+    "request.history.empty_result",
 }
+VARIANT = "no-tool-result-status"  # a model family that refuses toolResult.status
 
 
 @pytest.mark.parametrize("bug", list(BEDROCK_EXPECTED))
@@ -49,3 +58,17 @@ def test_every_new_case_is_registered_and_proven_by_a_bug() -> None:
 def test_shipped_bedrock_adapter_passes_the_checked_cases() -> None:
     report = Suite("bedrock", cases=select_cases(CHECKED)).run()
     assert report.ok, [(r.case_id, r.detail) for r in report.results if r.status in ("fail", "error")]
+
+
+@pytest.mark.parametrize("bug", list(VARIANT_EXPECTED))
+def test_bedrock_bug_against_a_model_without_tool_result_status(bug: str) -> None:
+    """Against a model that refuses toolResult.status: sending it anyway, dropping it with nothing
+    in its place, marking every result, or sending the error's text twice each fail their cases."""
+    report = Suite(variant_bedrock(bug), "bedrock", cases=select_cases(VARIANT_CHECKED), variant=VARIANT).run()
+    assert set(report.failing()) == VARIANT_EXPECTED[bug], "\n".join(f"{r.case_id}: {r.detail}" for r in report.results if r.status != "pass")
+    assert all(r.mismatches for r in report.results if r.status == "fail"), "a failure says what was parsed or sent"
+
+
+def test_the_variants_case_is_proven_by_a_bug() -> None:
+    assert set().union(*VARIANT_EXPECTED.values()) <= set(VARIANT_CHECKED) <= set(CASE_IDS)
+    assert "request.history.error_in_text" in VARIANT_EXPECTED["error_text_twice"]

@@ -59,6 +59,9 @@ OPENAI_ONLY = {"failure.error_shapes"}  # the shapes of OpenAI's error objects a
 OPENAI_ONLY |= {"failure.error_shapes.details", "kind.refusal.message", "stream.usage.all_cached"}  # and OpenAI's refusals and cache counts
 for _protocol in ("anthropic", "gemini", "bedrock"):
     NOT_APPLICABLE[_protocol] |= OPENAI_ONLY
+VARIANT_ONLY = {"request.history.error_in_text"}  # a model family that takes no error flag (Suite(variant=...))
+for _protocol in NOT_APPLICABLE:
+    NOT_APPLICABLE[_protocol] |= VARIANT_ONLY
 
 
 # What only a streamed answer can show: not applicable to an adapter asking for JSON bodies.
@@ -85,6 +88,27 @@ def test_builtin_adapter_passes_every_applicable_case(protocol: str, stream: boo
     for r in report.results:
         if r.case_id in streamed_only - NOT_APPLICABLE[protocol] and not stream:
             assert r.reason.startswith("the adapter asked for a non-streamed answer"), r.reason
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "non-streamed"])
+def test_builtin_bedrock_adapter_conforms_for_a_model_without_tool_result_status(stream: bool) -> None:
+    """Built with error_status=False, the Bedrock adapter passes every case against a model that
+    refuses toolResult.status (the variant's simulator), the error-in-text case too."""
+    report = run_suite("bedrock", stream=stream, variant="no-tool-result-status")
+    problems = [f"{r.case_id} [{r.status}]: {r.detail}" for r in report.results if r.status in ("fail", "error")]
+    assert not problems, "\n".join(problems)
+    expected = (NOT_APPLICABLE["bedrock"] - VARIANT_ONLY) | (set() if stream else STREAMED_ONLY | GEMINI_STREAM_ONLY)
+    assert {r.case_id for r in report.results if r.status == "not-applicable"} == expected
+    assert report.to_json()["variant"] == "no-tool-result-status" and report.streamed is stream
+
+
+def test_an_unknown_variant_is_a_usage_error() -> None:
+    from loopkit.errors import UsageError
+
+    with pytest.raises(UsageError, match="no-tool-result-status"):
+        Suite("bedrock", variant="no-result-status")
+    with pytest.raises(UsageError, match="anthropic has no variant"):
+        Suite("anthropic", variant="no-tool-result-status")
 
 
 SERVED_CASES = ("request.tools.declared", "stream.parallel_calls", "stream.utf8_split", "failure.http_429_retry_after", "failure.truncated", "failure.abort")

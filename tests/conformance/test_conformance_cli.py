@@ -38,3 +38,17 @@ def test_usage_errors_exit_two(capsys) -> None:
 def test_served_flag_runs_the_simulator_on_loopback(capsys) -> None:
     assert main(["conformance", "bedrock", "--served", "--json", "--case", "stream.text"]) == 0
     assert [r["status"] for r in json.loads(capsys.readouterr().out)["results"]] == ["pass"]
+
+
+def test_variant_answers_as_a_model_family(capsys) -> None:
+    args = ["conformance", "bedrock", "--json", "--case", "request.history.is_error", "--case", "request.history.error_in_text"]
+    assert main([*args, "--variant", "no-tool-result-status"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["variant"] == "no-tool-result-status"
+    assert [(r["id"], r["status"]) for r in data["results"]] == [("request.history.is_error", "pass"), ("request.history.error_in_text", "pass")]
+    # a factory that drops toolResult.status and says nothing in its place fails: the error is lost
+    assert main(["conformance", "broken_adapters:loses_is_error_factory", "--protocol", "bedrock", "--variant", "no-tool-result-status", "--case", "request.history.is_error"]) == 1
+    assert main(["conformance", "bedrock", "--variant", "no-tool-result-status", "--case", "request.history.error_in_text"]) == 0
+    assert "(bedrock, variant no-tool-result-status)" in capsys.readouterr().out
+    assert main([*args, "--variant", "no-status"]) == 2
+    assert "bedrock has no variant 'no-status'" in capsys.readouterr().err

@@ -37,8 +37,9 @@ def test_a_planted_bug_fails_its_item_with_the_mismatch(pytester) -> None:
         "history",
     )
     selected = [c for c in CASE_IDS if "history" in c]
-    # request.history.call_item_ids is Responses-only, request.history.part_signatures Gemini-only
-    result.assert_outcomes(passed=len(selected) - 3, failed=1, skipped=2)
+    # request.history.call_item_ids is Responses-only, request.history.part_signatures Gemini-only,
+    # request.history.error_in_text for a model that takes no error flag (--loopkit-variant)
+    result.assert_outcomes(passed=len(selected) - 4, failed=1, skipped=3)
     result.stdout.fnmatch_lines([f"collected {len(CASE_IDS)} items / {len(CASE_IDS) - len(selected)} deselected / {len(selected)} selected"])
     result.stdout.re_match_lines(
         [
@@ -46,6 +47,14 @@ def test_a_planted_bug_fails_its_item_with_the_mismatch(pytester) -> None:
             re.escape('  error flags (toolResult.status="error") of [success, error] results: expected [False, True], got [False, False]'),
         ]
     )
+
+
+def test_variant_option_answers_as_that_model_family(pytester) -> None:
+    """--loopkit-variant: the built-in adapter is built for a model that refuses toolResult.status,
+    and the case for an error said in the text runs instead of being skipped."""
+    args = (*PLUGIN_ARGS, "--loopkit-adapter=bedrock", "--loopkit-protocol=bedrock", "-k", "is_error or error_in_text")
+    pytester.runpytest(*args, "--loopkit-variant=no-tool-result-status").assert_outcomes(passed=2)
+    pytester.runpytest(*args).assert_outcomes(passed=1, skipped=1)
 
 
 def test_no_items_without_the_option_and_a_clear_error_for_a_bad_target(pytester) -> None:

@@ -155,7 +155,7 @@ def test_unparseable_arguments_are_echoed_as_an_empty_object():
     bad = ToolCall(id="tooluse_x", name="add", arguments=None, raw_arguments='{"a": 1')
     nonobject = ToolCall(id="tooluse_y", name="add", arguments=[1, 2])
     history = [user("hi"), expected([bad, nonobject], stop="toolUse")]
-    sent = encode_messages(history)
+    sent = encode_messages(history, error_status=True)
     assert [b["toolUse"]["input"] for b in sent[1]["content"]] == [{}, {}]
 
 
@@ -405,6 +405,28 @@ def test_clean_close_mid_frame_or_before_message_stop_is_connection_closed():
         decoder.close()
 
 
+def _events(*pairs: tuple[str, dict]) -> bytes:
+    return b"".join(sim_es.event(t, json.dumps(p).encode()) for t, p in pairs)
+
+
+def test_a_stopped_blocks_index_is_free_and_metadata_ends_the_answer():
+    """Forms the service never sends: a contentBlockStop frees its index, so a later delta for it
+    opens a new block (no event ever follows a block's end) and a second stop ends nothing;
+    metadata ends the answer, and one with no messageStop before it ends it as an error stop."""
+    start = ("messageStart", {"role": "assistant"})
+    text = [("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": t}}) for t in "ab"]
+    stop = ("contentBlockStop", {"contentBlockIndex": 0})
+    end = [("messageStop", {"stopReason": "end_turn"}), ("metadata", {"usage": {"inputTokens": 1, "outputTokens": 2, "totalTokens": 3}})]
+    late = ("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"text": "late"}})
+    decoder = ConverseStreamDecoder(model=MODEL)
+    message = accumulate(decoder.feed(_events(start, text[0], stop, text[1], stop, stop, *end, late)) + decoder.close())
+    assert [b.text for b in message.content] == ["a", "b"]
+    assert (message.stop_reason, message.usage.total_tokens) == ("stop", 3)
+    decoder = ConverseStreamDecoder(model=MODEL)
+    events = decoder.feed(_events(start, text[0], stop, end[1], end[0]))
+    assert events[-1].type == "error" and events[-1].reason == "error" and decoder.close() == []
+
+
 @pytest.mark.parametrize(
     ("event_type", "payload", "missing"),
     [
@@ -555,7 +577,7 @@ def test_recorded_exchange_body_decodes_and_history_encodes_as_recorded():
         content=[TextContent(text="The country is not supported.\n\nFix the errors and try again.")],
     )
     history = [user("What is the capital of France?"), msg, failed]
-    assert encode_messages(history) == second["request"]["body"]["messages"]
+    assert encode_messages(history, error_status=True) == second["request"]["body"]["messages"]
     final = accumulate(decode_converse_body(second["response"]["body"], model=MODEL))
     assert final.stop_reason == "stop" and final.text
 

@@ -130,6 +130,22 @@ def test_tool_history_with_tool_config_is_accepted_without_tool_choice():
     assert json.loads(resp.body)["output"]["message"] == {"content": [{"text": "fine"}], "role": "assistant"}
 
 
+@pytest.mark.parametrize("status", ["error", "success"])
+def test_a_model_without_tool_result_status_refuses_the_field(status):
+    """tool_result_status=False: a model family that does not take toolResult.status refuses any
+    status with the service's ValidationException; the same result without one is accepted."""
+    with_status = [*TOOL_HISTORY[:2], {"role": "user", "content": [{"toolResult": {**TOOL_HISTORY[2]["content"][0]["toolResult"], "status": status}}]}]
+    sim = simulators.create("bedrock", [Turn(text="fine")], tool_result_status=False)
+    resp = post(sim, {"messages": with_status, "toolConfig": TOOL_CONFIG})
+    assert resp.status == 400 and resp.headers["x-amzn-errortype"] == "ValidationException"
+    assert json.loads(resp.body) == {"message": "This model doesn't support the status field. Remove status and try again."}
+    without = [*TOOL_HISTORY[:2], {"role": "user", "content": [{"toolResult": {"toolUseId": "tooluse_a", "content": [{"text": "Error: 5"}]}}]}]
+    assert post(sim, {"messages": without, "toolConfig": TOOL_CONFIG}).status == 200
+    assert sim.used == 1
+    # the default model takes the field
+    assert post(simulators.create("bedrock", [Turn(text="fine")]), {"messages": with_status, "toolConfig": TOOL_CONFIG}).status == 200
+
+
 def test_unsigned_request_and_unknown_route():
     sim = simulators.create("bedrock", [])
     resp = sim.handle(SimRequest(method="POST", path="/model/m/converse", body=b"{}"))

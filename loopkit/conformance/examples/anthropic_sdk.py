@@ -89,10 +89,12 @@ def to_sdk_call(request: ModelRequest, *, model: str) -> dict[str, Any]:
                 add("assistant", blocks)
         elif isinstance(m, ToolResultMessage):
             images = [_image(b) for b in m.content if isinstance(b, ImageContent)]
-            content: Any = m.text or "(empty)"  # an error result must have content, and text only
+            # an error result must have content, and text only; an empty success has none to send
+            content: Any = m.text or ("(empty)" if m.is_error else None)
             if images and not m.is_error:
                 content = ([{"type": "text", "text": m.text}] if m.text else []) + images
-            add("user", [{"type": "tool_result", "tool_use_id": m.tool_call_id, "content": content, "is_error": m.is_error}])
+            result = {"type": "tool_result", "tool_use_id": m.tool_call_id, "is_error": m.is_error}
+            add("user", [result if content is None else {**result, "content": content}])
     kwargs: dict[str, Any] = {"model": request.model or model, "max_tokens": request.max_tokens or 1024, "messages": messages, "stream": True}
     if request.system:
         kwargs["system"] = request.system
