@@ -27,10 +27,12 @@ exception's text is never empty; arguments that are not a JSON object get an err
 
 A :class:`~loopkit.errors.HarnessError` (a cassette miss, a script that ran out, a usage error)
 raised by the provider is never turned into an error stop: it propagates out of the loop whatever
-``raise_errors`` says, because it means the test's setup is wrong, not the model. Raised in a tool
+``raise_errors`` says, because it means the test's setup is wrong, not the model. So does one
+that a client library wrapped in its own error (as ``__cause__`` or ``__context__``: an SDK's
+connection error around the network guard's :class:`~loopkit.errors.NetworkBlocked`). Raised in a tool
 body, a fake's or a cassette's error (:class:`~loopkit.errors.ScriptError`,
 :class:`~loopkit.errors.ReplayError`: a nested run's script ran out, a cassette missed)
-propagates too; anything else a tool raises, a :class:`~loopkit.errors.UsageError` included, is
+propagates too, also when the tool's own code wrapped it; anything else a tool raises, a :class:`~loopkit.errors.UsageError` included, is
 that tool's error result, as the model would see it.
 """
 
@@ -42,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .accumulate import Accumulator
-from .errors import HarnessError, ReplayError, ScriptError, StreamProtocolError, UsageError
+from .errors import ReplayError, ScriptError, StreamProtocolError, UsageError, harness_cause
 from .events import (
     AgentEnd,
     AgentEvent,
@@ -277,7 +279,10 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
                     event = batch[position] if position < len(batch) else END
             message = acc.message
             if failure is not None:
-                if cfg.raise_errors or isinstance(failure, HarnessError):
+                harness = harness_cause(failure)  # a client library may wrap it (httpcore, an SDK)
+                if harness is not None:
+                    raise harness
+                if cfg.raise_errors:
                     raise failure
                 message.stop_reason = "error"
                 message.error_message = f"{type(failure).__name__}: {failure}"
@@ -328,8 +333,9 @@ def agent_loop(cfg: LoopConfig) -> Generator[tuple, Any, LoopOutcome]:
                             out = yield (TOOL, tool, args, call, on_update)
                             running[0] = False
                             if type(out) is Raised:
-                                if isinstance(out.error, (ScriptError, ReplayError)):
-                                    raise out.error  # a fake or cassette under the tool: the test's setup
+                                harness = harness_cause(out.error)  # (also inside an error of the tool's own)
+                                if isinstance(harness, (ScriptError, ReplayError)):
+                                    raise harness  # a fake or cassette under the tool: the test's setup
                                 result = _error_result(error_text(out.error))
                             else:
                                 result = to_tool_result(out)

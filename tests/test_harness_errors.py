@@ -25,7 +25,7 @@ from loopkit.errors import (
     UnplayedInteractions,
     UsageError,
 )
-from loopkit.fakes import ScriptedProvider
+from loopkit.fakes import FunctionProvider, ScriptedProvider
 from loopkit.providers import adapter_class
 from loopkit.recording import Cassette, CassetteTransport, RecordingProvider, ReplayProvider, block_network, use_cassette
 from loopkit.retry import RetryPolicy
@@ -190,6 +190,31 @@ def test_the_network_guard_is_raised_as_itself_not_as_a_retried_connection_error
     assert sleeps == [] and provider.attempts == [1]
 
 
+@pytest.mark.parametrize("link", ["cause", "context"])
+@pytest.mark.parametrize("raise_errors", [False, True])
+def test_a_harness_error_a_client_library_wrapped_leaves_the_run_as_itself(link, raise_errors):
+    """Regression: an SDK's connection error around the guard's NetworkBlocked (or httpcore's
+    own, when httpx's exception table did not know its class) ended the run as a quiet error
+    stop, or with raise_errors as the wrapper."""
+
+    class SDKConnectionError(Exception):
+        pass
+
+    blocked = NetworkBlocked("network access blocked: connect to 192.0.2.1:443")
+
+    def answer(request):
+        try:
+            raise blocked
+        except NetworkBlocked as exc:
+            if link == "cause":
+                raise SDKConnectionError("Connection error.") from exc
+            raise SDKConnectionError("Connection error.")  # noqa: B904 - the context alone links them
+
+    with pytest.raises(NetworkBlocked) as info:
+        loopkit.run(FunctionProvider(answer), "hi", raise_errors=raise_errors)
+    assert info.value is blocked
+
+
 # --- a script that ran out -----------------------------------------------------------------------
 
 
@@ -254,6 +279,24 @@ def test_a_nested_runs_exhausted_script_inside_a_tool_propagates():
     def delegate(question: str) -> str:
         """Ask a sub-agent."""
         return Runtime().exec(question, provider=inner, tools=[])
+
+    outer = ScriptedProvider([Turn(tool_calls=[call("delegate", {"question": "why?"}, id="c1")]), "done"])
+    with pytest.raises(ScriptExhausted, match="request #1 needs turn 1"):
+        loopkit.run(outer, "go", tools=[delegate])
+
+
+def test_a_nested_runs_exhausted_script_wrapped_by_the_tool_still_propagates():
+    """Regression: a tool that wraps whatever its sub-agent raises turned the overrun into its own
+    error result, which the outer model then read as a tool failure."""
+    inner = ScriptedProvider([])
+
+    @loopkit.tool
+    def delegate(question: str) -> str:
+        """Ask a sub-agent."""
+        try:
+            return Runtime().exec(question, provider=inner, tools=[])
+        except Exception as exc:
+            raise RuntimeError("the sub-agent failed") from exc
 
     outer = ScriptedProvider([Turn(tool_calls=[call("delegate", {"question": "why?"}, id="c1")]), "done"])
     with pytest.raises(ScriptExhausted, match="request #1 needs turn 1"):
