@@ -25,7 +25,7 @@ os.environ["PYTEST_ADDOPTS"] = f"{os.environ.get('PYTEST_ADDOPTS', '')} {NESTED_
 # yaml too: the scenario loader imports it lazily, so a nested run could import it first; pytester
 # then forgets it and the next import makes a second yaml module, while libyaml's C extension (never
 # loaded twice) keeps the first one's event classes, and vcrpy's CDumper fails with "expected SCALAR"
-_PLUGIN_BACKENDS = ("yaml", "loopkit.recording", "loopkit.scenario", "loopkit.conformance", "loopkit.probe", "loopkit.snapshot", "loopkit.fakes")
+_PLUGIN_BACKENDS = ("yaml", "httpcore", "loopkit.recording", "loopkit.scenario", "loopkit.conformance", "loopkit.probe", "loopkit.snapshot", "loopkit.fakes")
 
 
 @pytest.fixture(scope="session")
@@ -33,7 +33,10 @@ def _plugin_backends() -> None:
     """loopkit's plugin backends (and yaml), imported before pytester snapshots ``sys.modules``.
 
     pytester forgets every module imported after it started, so each nested run would import (and
-    assertion-rewrite) these again; imported first, they stay, once per process.
+    assertion-rewrite) these again; imported first, they stay, once per process. httpcore too:
+    httpx maps httpcore's exceptions through a table it fills at first use, so an httpcore first
+    imported in a nested run, forgotten and imported again, raises classes the table does not
+    hold, and they leave httpx unmapped (a raw ``httpcore.ConnectError``).
     """
     for module in _PLUGIN_BACKENDS:
         importlib.import_module(module)
