@@ -22,6 +22,8 @@ Wire facts this adapter rests on (docs/wire.md §4):
   the model turn they answer (matched by id, never by name). ``response`` is
   ``{"output": text}``, or ``{"error": text}`` when ``is_error``: the two keys the API documents
   (google-genai ``types.FunctionResponse.response``). Image blocks of a result are not sent.
+- ``args`` must be an object: a history call whose arguments were not one (another provider's
+  broken JSON) is echoed with ``args: {}``; the error result after it quotes what the model sent.
 - ``thoughtSignature`` sits on a part, beside ``text`` or ``functionCall``; it is kept on the
   block (``text_signature``, ``thinking_signature``, ``ToolCall.thought_signature``) and echoed
   on the same part. Parts with ``"thought": true`` are thinking.
@@ -328,7 +330,7 @@ def _model_parts(m: AssistantMessage) -> list[dict[str, Any]]:
             part = {"text": b.thinking, "thought": True}
             sig = b.thinking_signature
         elif t is ToolCall:
-            fc: dict[str, Any] = {"name": b.name, "args": _wire_args(b)}
+            fc: dict[str, Any] = {"name": b.name, "args": b.arguments if b.arguments_ok else {}}  # args must be an object
             if not is_generated_id(b.id):
                 fc["id"] = b.id
             part = {"functionCall": fc}
@@ -341,15 +343,6 @@ def _model_parts(m: AssistantMessage) -> list[dict[str, Any]]:
             continue  # the API refuses a part that is only an empty text
         parts.append(part)
     return parts
-
-
-def _wire_args(call: ToolCall) -> dict[str, Any]:
-    """``args`` must be an object: a call whose arguments were not one (it came from another
-    provider's broken JSON) is echoed as ``{"_raw_arguments": text}`` so the history stays valid."""
-    if call.arguments_ok:
-        return call.arguments
-    raw = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments)
-    return {"_raw_arguments": raw}
 
 
 # --- response decoding --------------------------------------------------------------------------
