@@ -45,7 +45,9 @@ Wire facts this adapter rests on (docs/wire.md §4):
   a part ``{"functionCall": {"name", "willContinue": true}}`` opens a call, parts with
   ``partialArgs`` (``jsonPath`` + ``stringValue``/``numberValue``/``boolValue``/``nullValue``;
   strings at the same path concatenate) fill in its arguments, and the part whose ``willContinue``
-  is not true (often an empty ``{"functionCall": {}}``) closes it. A fragment with no open call, a
+  is not true (often an empty ``{"functionCall": {}}``) closes it. In recorded Vertex streams only the
+  opening part names the call and carries its ``thoughtSignature`` (kept from whichever part has
+  one), and no part carries whole ``args``, so none are read there. A fragment with no open call, a part naming another function, a
   value of no known kind, a JSON path this decoder cannot follow, or a stream that ends inside a
   call raises :class:`WireError` naming the form; never a nameless or empty call.
 - Not covered: Vertex AI's URL and OAuth (point ``base_url`` at a proxy that handles them).
@@ -481,11 +483,9 @@ class GeminiStreamDecoder:
             out.append(ToolCallStartEvent(content_index=call.index, id=call.id, name=call.name))
         elif fc.get("name") and fc["name"] != call.name:
             raise WireError(f"gemini: functionCall {fc['name']!r} started while the streamed call {call.name!r} was still open (willContinue)")
-        if isinstance(fc.get("args"), Mapping):
-            call.args.update(fc["args"])
-        for arg in fc.get("partialArgs") or ():
+        for arg in fc.get("partialArgs") or ():  # whole args never come beside them (recorded streams; ADK ignores them)
             _apply_partial_arg(call.args, arg)
-        if sig is not None and call.signature is None:  # the first part that carries one (the opening part, as sent)
+        if sig is not None:  # Vertex signs the opening part only
             call.signature = sig
         if fc.get("willContinue"):
             return out
