@@ -224,6 +224,16 @@ class _NamesFoldedIntoOpenCall(GeminiStreamDecoder):
         return super()._streamed_call(fc, sig)
 
 
+class _EmptySignatureForNone(GeminiStreamDecoder):
+    """Gives a streamed call the API signed nowhere the signature ``""`` (``part.get(..., "")``):
+    the next request sends an empty thoughtSignature the API never gave."""
+
+    __slots__ = ()
+
+    def _streamed_call(self, fc: Any, sig: str | None) -> list[Any]:
+        return super()._streamed_call(fc, "" if sig is None and self._partial is None else sig)
+
+
 def _decoder_bug(decoder: type) -> type:
     class Adapter(GeminiProvider):
         def stream_decoder(self) -> GeminiStreamDecoder:
@@ -438,6 +448,7 @@ GEMINI_BUGS: dict[str, type] = {
     "empty_text_ends_turn": _EmptyTextEndsTurn,
     "buffered_event_lost": _decoder_bug(_BufferedEventLost),
     "names_folded_into_open_call": _decoder_bug(_NamesFoldedIntoOpenCall),
+    "empty_signature_for_none": _decoder_bug(_EmptySignatureForNone),
 }
 
 
@@ -478,4 +489,5 @@ GEMINI_EXPECTED: dict[str, set[str]] = {
     "empty_text_ends_turn": {"request.history.empty_text_before_call"},
     "buffered_event_lost": {"stream.last_chunk_unterminated"},
     "names_folded_into_open_call": {"stream.streamed_call_interrupted"},
+    "empty_signature_for_none": {"stream.streamed_call_form"},
 }
