@@ -45,11 +45,12 @@ Wire facts this adapter rests on (docs/wire.md §4):
   a part ``{"functionCall": {"name", "willContinue": true}}`` opens a call, parts with
   ``partialArgs`` (``jsonPath`` + ``stringValue``/``numberValue``/``boolValue``/``nullValue``;
   strings at the same path concatenate) fill in its arguments, and the part whose ``willContinue``
-  is not true (often an empty ``{"functionCall": {}}``) closes it. In recorded Vertex streams only the
-  opening part names the call and carries its ``thoughtSignature`` (kept from whichever part has
-  one), and no part carries whole ``args``, so none are read there. A fragment with no open call, a part naming another function, a
-  value of no known kind, a JSON path this decoder cannot follow, or a stream that ends inside a
-  call raises :class:`WireError` naming the form; never a nameless or empty call.
+  is not true (often an empty ``{"functionCall": {}}``) closes it. In recorded Vertex streams only
+  the opening part names the call and carries its ``thoughtSignature`` (kept from whichever part
+  has one), and no part carries whole ``args``, so none are read there. A fragment with no open
+  call, a part naming another function while a call is open, a value of no known kind, or a JSON
+  path this decoder cannot follow raises :class:`WireError` naming the form, and a stream that
+  ends inside a call :class:`ConnectionClosedError`; never a nameless or empty call.
 - Not covered: Vertex AI's URL and OAuth (point ``base_url`` at a proxy that handles them).
 """
 
