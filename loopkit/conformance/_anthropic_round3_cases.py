@@ -242,13 +242,16 @@ def check_error_instead_of_answer(ctx: Context) -> None:
 
 
 def check_error_event_first(ctx: Context) -> None:
-    """An ``invalid_request_error`` event that opens the stream is no transient error: it fails
-    the call, with no retry. An ``overloaded_error`` there (HTTP 529's in-stream form) may be
-    retried, nothing having been shown yet (loopkit does), or fail the call with the provider's
-    message (the official SDK retries no in-stream error)."""
+    """An ``overloaded_error`` event that opens the stream is, in Anthropic's words, what "would
+    normally correspond to an HTTP 529 in a non-streaming context": a transient error. Nothing has
+    been shown yet, so it may be retried (loopkit's adapter does, as it retries a 529), or fail the
+    call (the official SDK's stream reader retries no in-stream error) with the provider's message
+    and an error that says it is transient (``ProviderError.retryable``, as a 529's
+    ``OverloadedError`` does), so that a caller's retry policy can act on it. An
+    ``invalid_request_error`` there is no transient error: it fails the call, with no retry."""
     from ._failure_cases import expect_failure, said
 
-    for error_type, retried in (
+    for error_type, transient in (
         ("overloaded_error", True),
         ("invalid_request_error", False),
     ):
@@ -263,7 +266,7 @@ def check_error_event_first(ctx: Context) -> None:
                 "Recovered.",
             ],
         )
-        if retried and ex.error is None:
+        if transient and ex.error is None:
             m = finished(ctx, ex, f"a stream that began with an {error_type} event, retried")
             if m is not None:
                 ctx.expect(f"text after the retry of {error_type}", m.text, "Recovered.")
@@ -272,42 +275,26 @@ def check_error_event_first(ctx: Context) -> None:
                 ex.attempts,
                 2,
             )
-        elif retried:
-            expect_failure(
-                ctx,
-                ex,
-                (ProviderError,),
-                f"a stream that began with an {error_type} event, not retried",
+            continue
+        what = f"a stream that began with an {error_type} event" + (", not retried" if transient else "")
+        expect_failure(ctx, ex, (ProviderError,), what)
+        ctx.expect(
+            f"requests sent ({error_type} before any content, {'not retried' if transient else 'not transient: no retry'})",
+            ex.attempts,
+            1,
+        )
+        if message not in said(ex):
+            ctx.fail(
+                "the provider's error message",
+                f"text containing {message!r}",
+                said(ex),
             )
-            ctx.expect(
-                f"requests sent ({error_type} before any content, not retried)",
-                ex.attempts,
-                1,
+        if transient and isinstance(ex.error, ProviderError) and not ex.error.retryable:
+            ctx.fail(
+                f"{what}: ProviderError.retryable (HTTP 529's in-stream form is transient)",
+                True,
+                ex.error.retryable,
             )
-            if message not in said(ex):
-                ctx.fail(
-                    "the provider's error message",
-                    f"text containing {message!r}",
-                    said(ex),
-                )
-        else:
-            expect_failure(
-                ctx,
-                ex,
-                (ProviderError,),
-                f"a stream that began with an {error_type} event",
-            )
-            ctx.expect(
-                f"requests sent ({error_type} is not transient: no retry)",
-                ex.attempts,
-                1,
-            )
-            if message not in said(ex):
-                ctx.fail(
-                    "the provider's error message",
-                    f"text containing {message!r}",
-                    said(ex),
-                )
 
 
 ANTHROPIC_ROUND3_CASES: tuple[Case, ...] = (
@@ -348,8 +335,8 @@ ANTHROPIC_ROUND3_CASES: tuple[Case, ...] = (
     ),
     Case(
         "failure.error_event_first",
-        "An Anthropic invalid_request_error event that opens the stream fails the call without a retry; an overloaded_error there is either retried or fails the call with the provider's message.",
-        "docs/wire.md §3.5, §3.7 #6",
+        "An Anthropic overloaded_error event that opens the stream (HTTP 529's in-stream form) is retried, or fails the call with the provider's message and an error marked retryable; an invalid_request_error there fails the call without a retry.",
+        "docs/wire.md §0 (retries), §3.5, §3.7 #6; Anthropic streaming docs, Error events",
         check_error_event_first,
         _anthropic,
         streamed_only=True,

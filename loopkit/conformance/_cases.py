@@ -35,6 +35,7 @@ from ._failure_cases import (
 from ._form_cases import FORM_CASES
 from ._gemini_round2_cases import GEMINI_ROUND2_CASES
 from ._gemini_round3_cases import GEMINI_ROUND3_CASES
+from ._gemini_round4_cases import GEMINI_ROUND4_CASES
 from ._kind_cases import KIND_CASES
 from ._openai_round2_cases import OPENAI_ROUND2_CASES
 from ._openai_round3_cases import OPENAI_ROUND3_CASES
@@ -222,4 +223,5 @@ CASES += GEMINI_ROUND3_CASES
 CASES += ANTHROPIC_ROUND3_CASES
 CASES += OPENAI_ROUND3_CASES
 CASES += BEDROCK_ROUND4_CASES
+CASES += GEMINI_ROUND4_CASES
 CASE_IDS: tuple[str, ...] = tuple(c.id for c in CASES)

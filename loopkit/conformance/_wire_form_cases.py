@@ -95,6 +95,7 @@ def check_streamed_call_form(ctx: Context) -> None:
         if not all(ids) or len(set(ids)) != len(ids):
             ctx.fail("the ids of the calls sent without one", f"non-empty ids, distinct and other than {a!r}", ids)
         ctx.expect("the thought signature on the first call's opening part", calls[0].thought_signature, SIGNATURE)
+        ctx.expect("the signatures of the calls the API sent none for", [c.thought_signature for c in calls[1:]], [None, None, None])
     _expect_call_events(ctx, ex.events, calls)
     ctx.expect("stop_reason", m.stop_reason, "toolUse")
 

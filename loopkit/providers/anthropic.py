@@ -336,14 +336,13 @@ class MessagesStreamDecoder:
         return out
 
     def close(self) -> list[StreamEvent]:
-        out: list[StreamEvent] = []
-        for sse in self._sse.close():
-            self._event(sse.event, sse.data, out)
+        # An event whose blank line never came is dropped, as the SSE standard and the official
+        # SDK's reader drop it: the API ends every event with one.
         if not self._done:
             raise ConnectionClosedError(
                 "the stream ended before message_stop (connection closed mid-answer)", provider=PROVIDER
             )
-        return out
+        return []
 
     def _event(self, name: str, data: str, out: list[StreamEvent]) -> None:
         if self._done or name == "ping" or not data:

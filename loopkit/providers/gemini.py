@@ -22,6 +22,8 @@ Wire facts this adapter rests on (docs/wire.md §4):
   the model turn they answer (matched by id, never by name). ``response`` is
   ``{"output": text}``, or ``{"error": text}`` when ``is_error``: the two keys the API documents
   (google-genai ``types.FunctionResponse.response``). Image blocks of a result are not sent.
+- ``args`` must be an object: a history call whose arguments were not one (another provider's
+  broken JSON) is echoed with ``args: {}``; the error result after it quotes what the model sent.
 - ``thoughtSignature`` sits on a part, beside ``text`` or ``functionCall``; it is kept on the
   block (``text_signature``, ``thinking_signature``, ``ToolCall.thought_signature``) and echoed
   on the same part. Parts with ``"thought": true`` are thinking.
@@ -43,9 +45,12 @@ Wire facts this adapter rests on (docs/wire.md §4):
   a part ``{"functionCall": {"name", "willContinue": true}}`` opens a call, parts with
   ``partialArgs`` (``jsonPath`` + ``stringValue``/``numberValue``/``boolValue``/``nullValue``;
   strings at the same path concatenate) fill in its arguments, and the part whose ``willContinue``
-  is not true (often an empty ``{"functionCall": {}}``) closes it. A fragment with no open call, a
-  value of no known kind, a JSON path this decoder cannot follow, or a stream that ends inside a
-  call raises :class:`WireError` naming the form; never a nameless or empty call.
+  is not true (often an empty ``{"functionCall": {}}``) closes it. In recorded Vertex streams only
+  the opening part names the call and carries its ``thoughtSignature`` (kept from whichever part
+  has one), and no part carries whole ``args``, so none are read there. A fragment with no open
+  call, a part naming another function while a call is open, a value of no known kind, or a JSON
+  path this decoder cannot follow raises :class:`WireError` naming the form, and a stream that
+  ends inside a call :class:`ConnectionClosedError`; never a nameless or empty call.
 - Not covered: Vertex AI's URL and OAuth (point ``base_url`` at a proxy that handles them).
 """
 
@@ -328,7 +333,7 @@ def _model_parts(m: AssistantMessage) -> list[dict[str, Any]]:
             part = {"text": b.thinking, "thought": True}
             sig = b.thinking_signature
         elif t is ToolCall:
-            fc: dict[str, Any] = {"name": b.name, "args": _wire_args(b)}
+            fc: dict[str, Any] = {"name": b.name, "args": b.arguments if b.arguments_ok else {}}  # args must be an object
             if not is_generated_id(b.id):
                 fc["id"] = b.id
             part = {"functionCall": fc}
@@ -341,15 +346,6 @@ def _model_parts(m: AssistantMessage) -> list[dict[str, Any]]:
             continue  # the API refuses a part that is only an empty text
         parts.append(part)
     return parts
-
-
-def _wire_args(call: ToolCall) -> dict[str, Any]:
-    """``args`` must be an object: a call whose arguments were not one (it came from another
-    provider's broken JSON) is echoed as ``{"_raw_arguments": text}`` so the history stays valid."""
-    if call.arguments_ok:
-        return call.arguments
-    raw = call.raw_arguments if call.raw_arguments is not None else json.dumps(call.arguments)
-    return {"_raw_arguments": raw}
 
 
 # --- response decoding --------------------------------------------------------------------------
@@ -488,11 +484,9 @@ class GeminiStreamDecoder:
             out.append(ToolCallStartEvent(content_index=call.index, id=call.id, name=call.name))
         elif fc.get("name") and fc["name"] != call.name:
             raise WireError(f"gemini: functionCall {fc['name']!r} started while the streamed call {call.name!r} was still open (willContinue)")
-        if isinstance(fc.get("args"), Mapping):
-            call.args.update(fc["args"])
-        for arg in fc.get("partialArgs") or ():
+        for arg in fc.get("partialArgs") or ():  # whole args never come beside them (recorded streams; ADK ignores them)
             _apply_partial_arg(call.args, arg)
-        if sig is not None and call.signature is None:  # the first part that carries one (the opening part, as sent)
+        if sig is not None:  # Vertex signs the opening part only
             call.signature = sig
         if fc.get("willContinue"):
             return out

@@ -300,6 +300,23 @@ class _EveryStreamErrorRetried(MessagesStreamDecoder):
             raise
 
 
+class _StreamErrorsNeverRetried(MessagesStreamDecoder):
+    """Marks every in-stream error final (an error mapping that knows HTTP statuses only): an
+    overloaded_error before any content fails the call as if permanent, where the 529 it stands
+    for is retryable."""
+
+    __slots__ = ()
+
+    def _event(self, name: str, data: str, out: list[Any]) -> None:
+        from loopkit.errors import StreamError
+
+        try:
+            super()._event(name, data, out)
+        except StreamError as err:
+            err.retryable = False
+            raise
+
+
 def _empty_text_blocks_kept(base: type) -> type:
     """Sends a user message's text as a text block even when it is empty."""
     import loopkit.providers.anthropic as module
@@ -321,6 +338,7 @@ _ROUND3_DECODERS: dict[str, type] = {
     "flush_arguments_swapped": _FlushArgumentsSwapped,
     "errors_only_once_started": _ErrorsOnlyOnceStarted,
     "every_stream_error_retried": _EveryStreamErrorRetried,
+    "stream_errors_never_retried": _StreamErrorsNeverRetried,
 }
 
 
@@ -344,5 +362,6 @@ ROUND3_EXPECTED: dict[str, set[str]] = {
     "flush_arguments_swapped": {"stream.last_event_unterminated"},
     "errors_only_once_started": {"failure.error_event_first", "failure.error_instead_of_answer"},
     "every_stream_error_retried": {"failure.error_event_first"},
+    "stream_errors_never_retried": {"failure.error_event_first"},
     "empty_text_blocks_kept": {"request.history.empty_user_message_first", "request.history.empty_user_message", "request.user_text_blank"},
 }

@@ -211,6 +211,29 @@ class _BufferedEventLost(GeminiStreamDecoder):
         return super().close()
 
 
+class _NamesFoldedIntoOpenCall(GeminiStreamDecoder):
+    """Reads every part that comes while a streamed call is open as more of that call (only the
+    opening part's name counts): a part that starts another call adds its arguments to the open
+    one, and the two calls come out as one."""
+
+    __slots__ = ()
+
+    def _streamed_call(self, fc: Any, sig: str | None) -> list[Any]:
+        if self._partial is not None and isinstance(fc, Mapping):
+            fc = {k: v for k, v in fc.items() if k != "name"}
+        return super()._streamed_call(fc, sig)
+
+
+class _EmptySignatureForNone(GeminiStreamDecoder):
+    """Gives a streamed call the API signed nowhere the signature ``""`` (``part.get(..., "")``):
+    the next request sends an empty thoughtSignature the API never gave."""
+
+    __slots__ = ()
+
+    def _streamed_call(self, fc: Any, sig: str | None) -> list[Any]:
+        return super()._streamed_call(fc, "" if sig is None and self._partial is None else sig)
+
+
 def _decoder_bug(decoder: type) -> type:
     class Adapter(GeminiProvider):
         def stream_decoder(self) -> GeminiStreamDecoder:
@@ -424,6 +447,8 @@ GEMINI_BUGS: dict[str, type] = {
     "own_ids_by_digits": _OwnIdsByDigits,
     "empty_text_ends_turn": _EmptyTextEndsTurn,
     "buffered_event_lost": _decoder_bug(_BufferedEventLost),
+    "names_folded_into_open_call": _decoder_bug(_NamesFoldedIntoOpenCall),
+    "empty_signature_for_none": _decoder_bug(_EmptySignatureForNone),
 }
 
 
@@ -434,7 +459,7 @@ def broken_gemini(bug: str) -> Callable[..., Any]:
 
 # bug -> the case ids that must fail on Gemini, and only those
 GEMINI_EXPECTED: dict[str, set[str]] = {
-    "whole_calls_only": {"stream.streamed_call_form"},
+    "whole_calls_only": {"stream.streamed_call_form", "stream.streamed_call_interrupted"},
     "sse_only": {"failure.unframed_error"},
     "results_as_given": {"request.history.results_out_of_order"},
     "error_objects_only": {"failure.error_body_wrapped"},
@@ -463,4 +488,6 @@ GEMINI_EXPECTED: dict[str, set[str]] = {
     "own_ids_by_digits": {"request.history.opaque_ids"},
     "empty_text_ends_turn": {"request.history.empty_text_before_call"},
     "buffered_event_lost": {"stream.last_chunk_unterminated"},
+    "names_folded_into_open_call": {"stream.streamed_call_interrupted"},
+    "empty_signature_for_none": {"stream.streamed_call_form"},
 }

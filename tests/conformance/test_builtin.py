@@ -19,6 +19,7 @@ BEDROCK_ONLY = {"failure.error_forms", "failure.stream_exceptions", "failure.str
 GEMINI_STREAM_ONLY = {"stream.streamed_call_form", "failure.unframed_error", "stop.prompt_blocked", "failure.stream_error_first"}
 GEMINI_STREAM_ONLY |= {"failure.stream_error_retry_delay"}  # an in-stream error's own RetryInfo wait
 GEMINI_STREAM_ONLY |= {"stream.last_chunk_unterminated"}  # a stream with no terminator whose last blank line never came
+GEMINI_STREAM_ONLY |= {"stream.streamed_call_interrupted"}  # a Vertex streamed call another call's opening part interrupts
 GEMINI_ONLY = GEMINI_STREAM_ONLY | {"failure.error_body_wrapped"}  # and an error body in a one-element array
 # signatures on text and call parts, calls without ids, a total beyond the counts
 GEMINI_ONLY |= {"request.history.part_signatures", "stream.ids_resumed", "stream.usage_total"}

@@ -51,6 +51,7 @@ from loopkit.messages import (
 )
 from loopkit.provider import BaseProvider, ModelRequest, forced_tool_name
 
+IN_STREAM_TRANSIENT = ("overloaded_error", "api_error", "rate_limit_error", "timeout_error")
 STOP = {"end_turn": "stop", "stop_sequence": "stop", "pause_turn": "stop", "tool_use": "toolUse", "max_tokens": "length", "model_context_window_exceeded": "length"}
 
 
@@ -239,7 +240,9 @@ class AnthropicSDKProvider(BaseProvider):
             error = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
             status = exc.status_code
             cls = StreamError if status == 200 else error_class_for_status(status)
-            raise cls(str(error.get("message", exc.message)), status=None if status == 200 else status, error_type=error.get("type"), provider="anthropic", body=exc.body) from exc
+            # an error event in the stream (status 200) is transient when it is the in-stream form of 529, 500, 429 or 504
+            transient = True if status == 200 and error.get("type") in IN_STREAM_TRANSIENT else None
+            raise cls(str(error.get("message", exc.message)), status=None if status == 200 else status, error_type=error.get("type"), provider="anthropic", body=exc.body, retryable=transient) from exc
         except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
             # the SDK wraps connection errors before the response, but lets httpx2's escape mid-stream
             raise ConnectionClosedError(f"connection failed or dropped: {exc}", provider="anthropic") from exc
