@@ -17,11 +17,8 @@ def check_error_in_text(ctx: Context) -> None:
     """The model takes no error flag: the error result's text says it is an error and carries
     the tool's text once; the successful result's text is sent as it is (it says nothing more)."""
     messages = history(ctx.wire)
-    ex = answer(ctx, ["Paris is clear; Tokyo's zone was not found."], request(messages=messages))
-    accepted(ctx, ex)
-    results = ctx.wire.results(ex.body or {})
-    if len(results) != 2:
-        ctx.fail("tool results sent", "2 (a success, then an error)", results)
+    results = _two_results(ctx, ["Paris is clear; Tokyo's zone was not found."], messages, "a success, then an error")
+    if results is None:
         return
     success, error = results
     ctx.expect("the successful result's text (as the tool gave it)", success.text, messages[2].text)
@@ -37,11 +34,8 @@ def check_empty_result(ctx: Context) -> None:
     a, _ = call_ids(ctx.wire)
     messages = history(ctx.wire)
     messages[2] = ToolResultMessage(tool_call_id=a, tool_name="get_weather", content=[])
-    ex = answer(ctx, ["Paris said nothing."], request(messages=messages))
-    accepted(ctx, ex)
-    results = ctx.wire.results(ex.body or {})
-    if len(results) != 2:
-        ctx.fail("tool results sent", "2 (an empty success, then an error)", results)
+    results = _two_results(ctx, ["Paris said nothing."], messages, "an empty success, then an error")
+    if results is None:
         return
     text = results[0].text
     if ctx.wire.name == "gemini":  # the text read is the response object's JSON: its string values are the tool's text (§4.6)
@@ -50,6 +44,18 @@ def check_empty_result(ctx: Context) -> None:
     ctx.expect("the empty successful result's text", text, "")
     if results[0].error:
         ctx.fail(f"the empty successful result's error flag ({ctx.wire.error_flag})", "not an error", results[0])
+
+
+def _two_results(ctx: Context, script: list[Any], messages: list[Any], what: str) -> list[Any] | None:
+    """The two tool results the request with ``messages`` sent (accepted by the API), or None
+    after failing the case when it sent another number."""
+    ex = answer(ctx, script, request(messages=messages))
+    accepted(ctx, ex)
+    results = ctx.wire.results(ex.body or {})
+    if len(results) != 2:
+        ctx.fail("tool results sent", f"2 ({what})", results)
+        return None
+    return results
 
 
 def _error_in_text(wire: Wire, provider: Any) -> str | None:
