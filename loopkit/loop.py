@@ -29,11 +29,12 @@ A :class:`~loopkit.errors.HarnessError` (a cassette miss, a script that ran out,
 raised by the provider is never turned into an error stop: it propagates out of the loop whatever
 ``raise_errors`` says, because it means the test's setup is wrong, not the model. So does one
 that a client library wrapped in its own error (as ``__cause__`` or ``__context__``: an SDK's
-connection error around the network guard's :class:`~loopkit.errors.NetworkBlocked`). Raised in a tool
-body, a fake's or a cassette's error (:class:`~loopkit.errors.ScriptError`,
+connection error around the network guard's :class:`~loopkit.errors.NetworkBlocked`). Raised in
+a tool body, a fake's or a cassette's error (:class:`~loopkit.errors.ScriptError`,
 :class:`~loopkit.errors.ReplayError`: a nested run's script ran out, a cassette missed)
-propagates too, also when the tool's own code wrapped it; anything else a tool raises, a :class:`~loopkit.errors.UsageError` included, is
-that tool's error result, as the model would see it.
+propagates too, also when the tool's own code wrapped it; anything else a tool raises, a
+:class:`~loopkit.errors.UsageError` included, is that tool's error result, as the model would
+see it.
 """
 
 from __future__ import annotations

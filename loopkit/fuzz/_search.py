@@ -20,7 +20,7 @@ _DEFAULT_DB = object()
 
 
 class _Stop(Exception):
-    """Ends the generated examples once a finding satisfied ``until``."""
+    """Ends the generated examples once a finding satisfied ``until`` (here and in ``fuzz_server``)."""
 
 
 def fuzz(

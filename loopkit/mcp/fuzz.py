@@ -44,6 +44,7 @@ from ..errors import UsageError
 # Everything this module takes from the Python-tool fuzzer, in one place.
 from ..fuzz import MAX_FINDINGS, Example, Finding, FuzzReport
 from ..fuzz._run import _clip, _unhelpful
+from ..fuzz._search import _Stop
 from ..fuzz._run import where as _where
 from ._results import output_problem, result_text
 from ._server import MCPConnectError, MCPProtocolError, MCPServerClosed, MCPTimeout
@@ -253,11 +254,7 @@ class _Target:
         return kinds
 
 
-class _Stop(Exception):
-    """Ends a tool's exploring pass once a finding satisfied ``until``."""
-
-
-def _fuzz_tool(target: _Target, examples: int, seed: int, shrink: bool, on_progress: Any, until: Any = None) -> FuzzReport:
+def _fuzz_tool(target: _Target, examples: int, seed: int, shrink: bool, on_progress: Any, until: Any) -> FuzzReport:
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
