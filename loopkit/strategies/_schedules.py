@@ -76,16 +76,17 @@ def _schedules(label: str, min_messages: int, max_messages: int, max_poll: int, 
     if max_poll < 1:
         raise UsageError(f"{fn}(max_poll={max_poll}): polls are numbered from 1; give max_poll >= 1")
 
-    @st.composite
-    def build(draw: Any) -> Schedule:
-        n = draw(st.integers(min_value=min_messages, max_value=max_messages))
-        polls = draw(st.lists(st.integers(min_value=1, max_value=max_poll), min_size=n, max_size=n))
-        deliveries: dict[int, list[str]] = {}
-        for i, poll in enumerate(sorted(polls), 1):  # numbered in delivery order
-            deliveries.setdefault(poll, []).append(f"{label} {i}")
-        return Schedule(deliveries, label=label)
+    return _schedule(label, min_messages, max_messages, max_poll)
 
-    return build()
+
+@st.composite
+def _schedule(draw: Any, label: str, min_messages: int, max_messages: int, max_poll: int) -> Schedule:
+    n = draw(st.integers(min_value=min_messages, max_value=max_messages))
+    polls = draw(st.lists(st.integers(min_value=1, max_value=max_poll), min_size=n, max_size=n))
+    deliveries: dict[int, list[str]] = {}
+    for i, poll in enumerate(sorted(polls), 1):  # numbered in delivery order
+        deliveries.setdefault(poll, []).append(f"{label} {i}")
+    return Schedule(deliveries, label=label)
 
 
 def steering_schedules(*, min_messages: int = 0, max_messages: int = 3, max_poll: int = 8) -> st.SearchStrategy[Schedule]:

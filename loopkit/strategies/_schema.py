@@ -50,19 +50,35 @@ def any_json(max_leaves: int = 6) -> st.SearchStrategy[Any]:
     )
 
 
+_CHECKED: dict[str, Any] = {}
+"""Schemas already checked against their metaschema (by canonical JSON): their validator class.
+Checking costs a millisecond or more and the same few schemas are checked by every strategy made
+for them (``arguments``, ``violations``, ``tool_calls``, ``scripts``...)."""
+
+
 def validator_for(schema: JSONSchema) -> Any:
     """A jsonschema validator of the schema's dialect (2020-12 unless it says or shows otherwise)."""
-    import jsonschema
-
-    default = jsonschema.Draft202012Validator
-    if isinstance(schema, Mapping) and "$schema" not in schema and _uses_tuple_items(schema):
-        default = jsonschema.Draft7Validator
-    cls = jsonschema.validators.validator_for(schema, default=default)
     try:
-        cls.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "the root"
-        raise UsageError(f"not a valid JSON Schema at {where}: {exc.message}") from None
+        key: str | None = json.dumps(schema, sort_keys=True)
+    except (TypeError, ValueError):  # not JSON (a set, a non-string key...): checked every time
+        key = None
+    cls = _CHECKED.get(key) if key is not None else None
+    if cls is None:
+        import jsonschema
+
+        default = jsonschema.Draft202012Validator
+        if isinstance(schema, Mapping) and "$schema" not in schema and _uses_tuple_items(schema):
+            default = jsonschema.Draft7Validator
+        cls = jsonschema.validators.validator_for(schema, default=default)
+        try:
+            cls.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            where = "/".join(str(p) for p in exc.absolute_path) or "the root"
+            raise UsageError(f"not a valid JSON Schema at {where}: {exc.message}") from None
+        if key is not None:
+            if len(_CHECKED) >= 1024:
+                _CHECKED.clear()
+            _CHECKED[key] = cls
     return cls(schema)
 
 
@@ -355,14 +371,7 @@ class SchemaCompiler:
         if lo > cap:
             return st.nothing()
 
-        @st.composite
-        def tuples(draw: Any) -> list[Any]:
-            n = draw(st.integers(min_value=lo, max_value=cap))
-            out = [draw(heads[i]) for i in range(min(n, len(heads)))]
-            out += [draw(rest_s) for _ in range(n - len(out))]
-            return out
-
-        built = tuples()
+        built = _prefixed_lists(lo, cap, heads, rest_s)
         if unique:
             built = built.filter(lambda xs: len({kw.canonical(x) for x in xs}) == len(xs))
         return built
@@ -395,6 +404,17 @@ class SchemaCompiler:
         if lo or hi is not None:
             built = built.filter(lambda d: lo <= len(d) and (hi is None or len(d) <= hi))
         return built
+
+
+@st.composite
+def _prefixed_lists(draw: Any, lo: int, cap: int, heads: list[st.SearchStrategy[Any]], rest: st.SearchStrategy[Any]) -> list[Any]:
+    """A list of ``lo`` to ``cap`` items: the first ones from ``heads`` (a tuple form's prefix),
+    the others from ``rest``. (Composites are made at module level: ``st.composite`` reads the
+    function's source each time it is applied, milliseconds per strategy made.)"""
+    n = draw(st.integers(min_value=lo, max_value=cap))
+    out = [draw(heads[i]) for i in range(min(n, len(heads)))]
+    out += [draw(rest) for _ in range(n - len(out))]
+    return out
 
 
 def _sometimes_float(pair: tuple[int, int]) -> int | float:

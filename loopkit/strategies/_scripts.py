@@ -16,9 +16,7 @@ from ..script import Script, ScriptedCall, Turn
 from ._calls import scripted_calls
 from ._faults import faults as fault_strategy
 from ._schedules import Schedule, follow_up_schedules, steering_schedules
-from ._turns import DEFAULT_STOP_SEQUENCES, check_stop_sequences, kind_turns, resolve_kinds
-
-_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=30)
+from ._turns import _MAYBE_TEXT, _TEXT, DEFAULT_STOP_SEQUENCES, check_stop_sequences, kind_turns, resolve_kinds
 
 
 def scripts(
@@ -97,21 +95,26 @@ def scripts(
     return st.lists(turn, min_size=min_turns, max_size=max_turns).map(lambda turns: Script([*turns, *tail]))
 
 
-def _tool_turns(calls: st.SearchStrategy[list[ScriptedCall]], malformed: bool, length: bool) -> st.SearchStrategy[Turn]:
-    @st.composite
-    def build(draw: Any) -> Turn:
-        made = draw(calls)
-        text = draw(st.none() | _TEXT)
-        thinking = draw(st.none() | _TEXT)
-        stop = draw(st.sampled_from([None, None, "stop", "length"] if length else [None, None, "stop"]))
-        if stop == "length" and malformed:
-            last = made[-1]
-            raw = last.arguments if isinstance(last.arguments, str) else json.dumps(last.arguments)
-            cut = raw[: max(1, len(raw) // 2)]
-            made = [*made[:-1], ScriptedCall(name=last.name, arguments=cut, id=last.id)]
-        return Turn(text=text, thinking=thinking, tool_calls=tuple(made), stop_reason=stop)
+_TOOL_STOPS = st.sampled_from([None, None, "stop"])
+_TOOL_STOPS_OR_LENGTH = st.sampled_from([None, None, "stop", "length"])
 
-    return build()
+
+def _tool_turns(calls: st.SearchStrategy[list[ScriptedCall]], malformed: bool, length: bool) -> st.SearchStrategy[Turn]:
+    return _tool_turn(calls, malformed, _TOOL_STOPS_OR_LENGTH if length else _TOOL_STOPS)
+
+
+@st.composite
+def _tool_turn(draw: Any, calls: st.SearchStrategy[list[ScriptedCall]], malformed: bool, stops: st.SearchStrategy[str | None]) -> Turn:
+    made = draw(calls)
+    text = draw(_MAYBE_TEXT)
+    thinking = draw(_MAYBE_TEXT)
+    stop = draw(stops)
+    if stop == "length" and malformed:
+        last = made[-1]
+        raw = last.arguments if isinstance(last.arguments, str) else json.dumps(last.arguments)
+        cut = raw[: max(1, len(raw) // 2)]
+        made = [*made[:-1], ScriptedCall(name=last.name, arguments=cut, id=last.id)]
+    return Turn(text=text, thinking=thinking, tool_calls=tuple(made), stop_reason=stop)
 
 
 @dataclass(slots=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import strategies as st
@@ -175,53 +176,73 @@ def kind_turns(
     text_before_refusal = cls is None or cls.cannot_send(Turn(refusal="no", text="well")) is None
 
     # every strategy is made once, here: making strategies inside a draw is slow
-    pick_ending = st.sampled_from([None, *endings]) if content else st.sampled_from(endings)
-    pick_content = st.sampled_from(content) if content else st.nothing()
-    maybe_text = st.none() | _TEXT
-    refusal_text = st.none() | _SOME_TEXT if text_before_refusal else st.none()
-    pick_sequence = st.sampled_from(stop_sequences)
-    pick_wire = st.sampled_from(wire_values) if wire_values else st.nothing()
-    maybe_usage = st.none() | _USAGES
+    return _kind_turn(
+        _TurnPlan(
+            content=tuple(content),
+            calls=calls,
+            pick_ending=st.sampled_from([None, *endings]) if content else st.sampled_from(endings),
+            pick_content=st.sampled_from(content) if content else st.nothing(),
+            refusal_text=st.none() | _SOME_TEXT if text_before_refusal else st.none(),
+            pick_sequence=st.sampled_from(stop_sequences),
+            pick_wire=st.sampled_from(wire_values) if wire_values else st.nothing(),
+        )
+    )
 
-    @st.composite
-    def build(draw: Any) -> Turn:
-        # an ending or none, then each content kind or not, at least one kind in all: a failing
-        # example shrinks to a turn with the one kind it needs
-        ending = draw(pick_ending)
-        used = {k for k in content if draw(st.booleans())}
-        if ending is None and not used:
-            used.add(draw(pick_content))
-        kw: dict[str, Any] = {}
-        if ending is None:
-            kw["text"] = draw(_TEXT)
-            if calls is not None and draw(st.booleans()):
-                kw["tool_calls"] = tuple(draw(calls))
-                kw["text"] = draw(maybe_text)
-        elif ending == "length":
-            kw.update(text=draw(_SOME_TEXT), stop_reason="length")
-        elif ending == "stop_sequence":
-            seq = draw(pick_sequence)
-            text = draw(_TEXT)
-            while seq in text:  # the model stops at the sequence: what came before it never holds it
-                text = text.replace(seq, "")
-            kw.update(stop_sequence=seq, text=text)
-        elif ending == "refusal":
-            kw.update(refusal=draw(_REFUSAL_TEXT), text=draw(refusal_text))
-        elif ending == "content_filter":
-            kw.update(content_filter=True, text=draw(maybe_text))
-        elif ending == "pause_turn":
-            kw.update(pause_turn=True, text=draw(maybe_text))
-        else:
-            kw.update(wire_stop_reason=draw(pick_wire), text=draw(maybe_text))
-        if "redacted_thinking" in used:
-            kw["redacted_thinking"] = draw(_REDACTED)
-        usage = draw(_USAGES) if used & {"reasoning_tokens", "split_usage"} else draw(maybe_usage)
-        if usage is not None:
-            kw["usage"] = usage
-        if "reasoning_tokens" in used:
-            kw["reasoning_tokens"] = draw(st.integers(min_value=1, max_value=usage.output))
-        if "split_usage" in used:
-            kw["split_usage"] = True
-        return Turn(**kw)
 
-    return build()
+@dataclass(frozen=True, slots=True)
+class _TurnPlan:
+    """What :func:`kind_turns` draws from, made once per call."""
+
+    content: tuple[str, ...]
+    calls: st.SearchStrategy[list[ScriptedCall]] | None
+    pick_ending: st.SearchStrategy[str | None]
+    pick_content: st.SearchStrategy[str]
+    refusal_text: st.SearchStrategy[str | None]
+    pick_sequence: st.SearchStrategy[str]
+    pick_wire: st.SearchStrategy[str]
+
+
+_MAYBE_TEXT = st.none() | _TEXT
+_MAYBE_USAGE = st.none() | _USAGES
+
+
+@st.composite
+def _kind_turn(draw: Any, plan: _TurnPlan) -> Turn:
+    # an ending or none, then each content kind or not, at least one kind in all: a failing
+    # example shrinks to a turn with the one kind it needs
+    ending = draw(plan.pick_ending)
+    used = {k for k in plan.content if draw(st.booleans())}
+    if ending is None and not used:
+        used.add(draw(plan.pick_content))
+    kw: dict[str, Any] = {}
+    if ending is None:
+        kw["text"] = draw(_TEXT)
+        if plan.calls is not None and draw(st.booleans()):
+            kw["tool_calls"] = tuple(draw(plan.calls))
+            kw["text"] = draw(_MAYBE_TEXT)
+    elif ending == "length":
+        kw.update(text=draw(_SOME_TEXT), stop_reason="length")
+    elif ending == "stop_sequence":
+        seq = draw(plan.pick_sequence)
+        text = draw(_TEXT)
+        while seq in text:  # the model stops at the sequence: what came before it never holds it
+            text = text.replace(seq, "")
+        kw.update(stop_sequence=seq, text=text)
+    elif ending == "refusal":
+        kw.update(refusal=draw(_REFUSAL_TEXT), text=draw(plan.refusal_text))
+    elif ending == "content_filter":
+        kw.update(content_filter=True, text=draw(_MAYBE_TEXT))
+    elif ending == "pause_turn":
+        kw.update(pause_turn=True, text=draw(_MAYBE_TEXT))
+    else:
+        kw.update(wire_stop_reason=draw(plan.pick_wire), text=draw(_MAYBE_TEXT))
+    if "redacted_thinking" in used:
+        kw["redacted_thinking"] = draw(_REDACTED)
+    usage = draw(_USAGES) if used & {"reasoning_tokens", "split_usage"} else draw(_MAYBE_USAGE)
+    if usage is not None:
+        kw["usage"] = usage
+    if "reasoning_tokens" in used:
+        kw["reasoning_tokens"] = draw(st.integers(min_value=1, max_value=usage.output))
+    if "split_usage" in used:
+        kw["split_usage"] = True
+    return Turn(**kw)

@@ -305,33 +305,32 @@ def _grow_op(mutator: Mutator, rest: JSONSchema, value: list[Any], n: int, uniqu
 
 def violations_strategy(compiler: SchemaCompiler, rules: frozenset[str], *, root_type: bool = True) -> st.SearchStrategy[Violation]:
     """The strategy behind :func:`loopkit.strategies.violations`."""
-    mutator = Mutator(compiler, rules, root_type=root_type)
-    valid = compiler.strategy(compiler.root)
+    return _violation(Mutator(compiler, rules, root_type=root_type), compiler.strategy(compiler.root))
 
-    @st.composite
-    def build(draw: Any) -> Violation:
-        value = draw(valid)
-        guards: Guards = {}
-        sites = list(mutator.sites(compiler.root, value, guards=guards))
-        assume(bool(sites))  # this valid value offers nothing to break: draw another
-        # pick a rule first, then a place: otherwise the many "type" sites crowd out the rest
-        by_rule: dict[str, list[tuple[Path, str, Op]]] = {}
-        for site in sites:
-            by_rule.setdefault(site[1], []).append(site)
-        names = sorted(by_rule)
-        group = by_rule[names[draw(st.integers(min_value=0, max_value=len(names) - 1))]]
-        path, rule, op = group[draw(st.integers(min_value=0, max_value=len(group) - 1))]
-        got = op(draw)
-        assume(got is not None)
-        new, detail, inner = got  # type: ignore[misc]
-        changed = _set(value, path, new)
-        assume(mutator.guards_hold(guards, changed, path))
-        if inner:  # an insertion: the error is reported inside the inserted value
-            ipath, rule = inner
-            return Violation(changed, rule, (*path, *ipath), f"added {path[-1]!r}; {detail}")
-        return Violation(changed, rule, path, detail)
 
-    return build()
+@st.composite
+def _violation(draw: Any, mutator: Mutator, valid: st.SearchStrategy[Any]) -> Violation:
+    """A valid value from ``valid`` with one of the mutator's rules broken at one place."""
+    value = draw(valid)
+    guards: Guards = {}
+    sites = list(mutator.sites(mutator.c.root, value, guards=guards))
+    assume(bool(sites))  # this valid value offers nothing to break: draw another
+    # pick a rule first, then a place: otherwise the many "type" sites crowd out the rest
+    by_rule: dict[str, list[tuple[Path, str, Op]]] = {}
+    for site in sites:
+        by_rule.setdefault(site[1], []).append(site)
+    names = sorted(by_rule)
+    group = by_rule[names[draw(st.integers(min_value=0, max_value=len(names) - 1))]]
+    path, rule, op = group[draw(st.integers(min_value=0, max_value=len(group) - 1))]
+    got = op(draw)
+    assume(got is not None)
+    new, detail, inner = got  # type: ignore[misc]
+    changed = _set(value, path, new)
+    assume(mutator.guards_hold(guards, changed, path))
+    if inner:  # an insertion: the error is reported inside the inserted value
+        ipath, rule = inner
+        return Violation(changed, rule, (*path, *ipath), f"added {path[-1]!r}; {detail}")
+    return Violation(changed, rule, path, detail)
 
 
 def _get(value: Any, path: Path) -> Any:
