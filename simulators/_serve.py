@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import selectors
 import socket
 import threading
 import time
@@ -205,7 +206,9 @@ class ServedSimulator:
         self.port = self._server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}"
         self.base_url = self.url + simulator.base_path
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, name=f"loopkit-sim-{simulator.protocol}", daemon=True)
+        self._server.timeout = 0.05  # bounds handle_request's own wait, should a ready listener have nothing to accept
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._thread = threading.Thread(target=self._accept_until_stopped, name=f"loopkit-sim-{simulator.protocol}", daemon=True)
 
     @property
     def requests(self) -> list[SimRequest]:
@@ -218,10 +221,26 @@ class ServedSimulator:
         self._thread.start()
         return self
 
+    def _accept_until_stopped(self) -> None:
+        # not serve_forever: it notices shutdown() only at its next poll, and a served simulator
+        # per test (or per conformance case) would wait that out each time; the wake-up socket
+        # ends the wait at once
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._server, selectors.EVENT_READ)
+            selector.register(self._wake_r, selectors.EVENT_READ)
+            while True:
+                for key, _ in selector.select():
+                    if key.fileobj is self._wake_r:
+                        return
+                    self._server.handle_request()
+
     def stop(self) -> None:
-        self._server.shutdown()
+        self._wake_w.send(b"\0")
+        if self._thread.ident is not None:
+            self._thread.join(timeout=5)
         self._server.server_close()
-        self._thread.join(timeout=5)
+        self._wake_r.close()
+        self._wake_w.close()
 
     def __enter__(self) -> ServedSimulator:
         return self.start()
