@@ -8,6 +8,8 @@ the first one when it closes. Real provider failures keep their error stop.
 from __future__ import annotations
 
 import asyncio
+import time
+from types import SimpleNamespace
 
 import httpx
 import pytest
@@ -103,10 +105,14 @@ def test_a_miss_is_never_reported_as_unplayed_interactions(tmp_path):
 
 
 @pytest.mark.parametrize("retries", [0, 2])
-def test_a_miss_swallowed_by_the_anthropic_sdk_is_raised_when_use_cassette_closes(tmp_path, retries):
+def test_a_miss_swallowed_by_the_anthropic_sdk_is_raised_when_use_cassette_closes(tmp_path, monkeypatch, retries):
     """The anthropic SDK wraps any transport exception in APIConnectionError and retries it."""
     anthropic = pytest.importorskip("anthropic")
     httpx2 = pytest.importorskip("httpx2")
+    import anthropic._base_client as sdk
+
+    waits: list[float] = []  # the SDK's backoff between retries, not slept
+    monkeypatch.setattr(sdk, "time", SimpleNamespace(time=time.time, time_ns=time.time_ns, sleep=waits.append))
     path = tmp_path / "c.json"
     record(path, protocol="anthropic")
     with pytest.raises(NoMatchingInteraction, match="no recorded interaction matches POST /v1/messages") as info:
@@ -116,6 +122,7 @@ def test_a_miss_swallowed_by_the_anthropic_sdk_is_raised_when_use_cassette_close
             with pytest.raises(anthropic.APIConnectionError):
                 client.messages.create(model="gpt-x", max_tokens=100, messages=[{"role": "user", "content": "Weather in Lima?"}])
             assert len(cassette.harness_errors) == retries + 1  # every attempt missed
+            assert len(waits) == retries
     assert "first difference" in str(info.value) and info.value is cassette.harness_errors[0]
 
 
@@ -407,7 +414,7 @@ def test_cassette_fixture_raises_a_swallowed_miss_at_teardown(pytester, tmp_path
         @pytest.mark.loopkit_cassette({str(path)!r})
         def test_sdk_swallows_the_miss(loopkit_cassette):
             transport = loopkit_cassette.transport(httpx_module=httpx2)
-            client = anthropic.Anthropic(api_key="k", max_retries=1, http_client=httpx2.Client(transport=transport))
+            client = anthropic.Anthropic(api_key="k", max_retries=0, http_client=httpx2.Client(transport=transport))
             try:
                 client.messages.create(model="gpt-x", max_tokens=9, messages=[{{"role": "user", "content": "Weather in Bern?"}}])
             except anthropic.APIConnectionError:
