@@ -10,6 +10,7 @@ import gc
 import importlib
 import os
 import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -22,6 +23,12 @@ pytest_plugins = ["pytester"]
 
 NESTED_ADDOPTS = "-p no:langsmith_plugin -p no:examples"
 os.environ["PYTEST_ADDOPTS"] = f"{os.environ.get('PYTEST_ADDOPTS', '')} {NESTED_ADDOPTS}".strip()
+
+# Hypothesis keeps what it computes once (the characters a codec can encode, the constants of the
+# local modules) under .hypothesis/ of the working directory. A process the suite starts in a
+# temporary folder (a console script, a nested pytest) computed it all again: 3 s of CPU before its
+# first example. Every process of the suite shares the checkout's folder.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(Path(__file__).resolve().parent.parent / ".hypothesis"))
 
 # yaml too: the scenario loader imports it lazily, so a nested run could import it first; pytester
 # then forgets it and the next import makes a second yaml module, while libyaml's C extension (never
