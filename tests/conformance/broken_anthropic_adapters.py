@@ -285,36 +285,24 @@ class _ErrorsOnlyOnceStarted(MessagesStreamDecoder):
         super()._event(name, data, out)
 
 
-class _EveryStreamErrorRetried(MessagesStreamDecoder):
-    """Marks every in-stream error retryable, an invalid request too."""
-
-    __slots__ = ()
-
-    def _event(self, name: str, data: str, out: list[Any]) -> None:
-        from loopkit.errors import StreamError
-
-        try:
-            super()._event(name, data, out)
-        except StreamError as err:
-            err.retryable = True
-            raise
-
-
-class _StreamErrorsNeverRetried(MessagesStreamDecoder):
-    """Marks every in-stream error final (an error mapping that knows HTTP statuses only): an
+def _stream_errors_marked(retryable: bool) -> type:
+    """A decoder that marks every in-stream error ``retryable`` whatever its type. True: an
+    invalid request is retried too. False: an error mapping that knows HTTP statuses only, so an
     overloaded_error before any content fails the call as if permanent, where the 529 it stands
     for is retryable."""
+    from loopkit.errors import StreamError
 
-    __slots__ = ()
+    class Decoder(MessagesStreamDecoder):
+        __slots__ = ()
 
-    def _event(self, name: str, data: str, out: list[Any]) -> None:
-        from loopkit.errors import StreamError
+        def _event(self, name: str, data: str, out: list[Any]) -> None:
+            try:
+                super()._event(name, data, out)
+            except StreamError as err:
+                err.retryable = retryable
+                raise
 
-        try:
-            super()._event(name, data, out)
-        except StreamError as err:
-            err.retryable = False
-            raise
+    return Decoder
 
 
 def _empty_text_blocks_kept(base: type) -> type:
@@ -337,8 +325,8 @@ _ROUND3_DECODERS: dict[str, type] = {
     "start_per_message": _StartPerMessage,
     "flush_arguments_swapped": _FlushArgumentsSwapped,
     "errors_only_once_started": _ErrorsOnlyOnceStarted,
-    "every_stream_error_retried": _EveryStreamErrorRetried,
-    "stream_errors_never_retried": _StreamErrorsNeverRetried,
+    "every_stream_error_retried": _stream_errors_marked(True),
+    "stream_errors_never_retried": _stream_errors_marked(False),
 }
 
 
