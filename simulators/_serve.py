@@ -235,6 +235,9 @@ class ServedSimulator:
                     self._server.handle_request()
 
     def stop(self) -> None:
+        """Stop listening (again: nothing happens)."""
+        if self._wake_w.fileno() == -1:
+            return
         self._wake_w.send(b"\0")
         if self._thread.ident is not None:
             self._thread.join(timeout=5)
